@@ -1,0 +1,118 @@
+#pragma once
+// A named endpoint: a durable input queue in SQLite and handlers by message type. Each message is
+// handled in ONE transaction with everything its handler does (state changes, sent messages) and
+// its removal from the queue, or not at all. Failing handlers are retried with capped exponential
+// backoff and jitter, then moved to the error queue. Handlers may invoke_http: the protocol's
+// PUT, POST, GET and DELETE are carried out here step by step. Not thread-safe: one thread drives
+// an endpoint (several endpoints, even in several processes, may share a database file).
+
+#include <exactly/client/http_transport.hpp>
+#include <exactly/client/invocation_store.hpp>
+#include <exactly/client/message.hpp>
+#include <exactly/client/queue_store.hpp>
+#include <exactly/common/clock.hpp>
+#include <exactly/common/sqlite.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace exactly::client {
+
+struct endpoint_options {
+  int max_attempts = 5;  // handler attempts before the error queue
+  std::chrono::milliseconds retry_base{100};
+  std::chrono::milliseconds retry_cap{30000};
+  clock_fn clock = system_now_ms;
+  std::shared_ptr<http_transport> transport{};  // required for invoke_http
+};
+
+// Headers a follow-up message carries to name its interaction.
+inline constexpr const char* request_id_header = "exactly-request-id";
+inline constexpr const char* url_header = "exactly-url";
+
+class endpoint;
+
+// What a handler sees. Valid only during the handler call.
+class handler_context {
+ public:
+  handler_context(endpoint& ep, std::int64_t now_ms, const message& incoming,
+                  const http_result* response)
+      : ep_(ep), now_ms_(now_ms), incoming_(incoming), response_(response) {}
+
+  // The database the queue lives in: the user's state changes commit with the handler.
+  sqlite::connection& db();
+  const message& incoming() const { return incoming_; }
+  std::string_view endpoint_name() const;
+  // Queues `m` for endpoint `to` in this database, committed only if the handler commits.
+  // An empty m.id gets a fresh UUIDv7.
+  void send(std::string_view to, message m);
+  // Mints a request id, PUTs `body` at once to `url_template` with {id} replaced, and records the
+  // POST and `follow_up` (delivered to this endpoint once the POST has an outcome) in this
+  // handler's transaction. Throws (failing this attempt) if the PUT is refused or unreachable.
+  // Returns the request id.
+  std::string invoke_http(std::string_view url_template, std::string_view body,
+                          std::string_view content_type, message follow_up);
+  // In a follow-up handler: the stored response of its interaction; nullptr elsewhere.
+  const http_result* response() const { return response_; }
+
+ private:
+  endpoint& ep_;
+  std::int64_t now_ms_;
+  const message& incoming_;
+  const http_result* response_;
+};
+
+using handler = std::function<void(handler_context&)>;
+
+class endpoint {
+ public:
+  // Migrates the client schema in `db`, which must outlive the endpoint.
+  endpoint(std::string name, sqlite::connection& db, endpoint_options opts = {});
+
+  // Registers the handler of `type`; a later registration replaces an earlier one.
+  void on(std::string type, handler h);
+  // Registers a typed handler; the body is converted with nlohmann's from_json for T, and a body
+  // that does not convert fails the attempt like a throwing handler.
+  template <class T>
+  void on(std::string type, std::function<void(handler_context&, const T&)> h) {
+    on(std::move(type),
+       [h = std::move(h)](handler_context& ctx) { h(ctx, ctx.incoming().body.get<T>()); });
+  }
+
+  // Sends `m` to endpoint `to` in a transaction of its own (for code outside handlers).
+  void send(std::string_view to, message m);
+  // Handles up to `limit` due messages, each in its own transaction. Returns how many left the
+  // queue (handled, or moved to the error queue). A follow-up message first GETs its stored
+  // response. Storage failures throw sqlite::error.
+  std::size_t process_due(int limit = 64);
+  // Sends due POSTs (then queues their follow-ups) and due DELETEs. Returns how many finished.
+  std::size_t publish_due(int limit = 64);
+  // Runs process_due and publish_due until neither has anything due now.
+  void run_until_idle();
+  invocation_store& invocations() { return invocations_; }
+
+  const std::string& name() const { return name_; }
+  queue_store& queues() { return queues_; }
+
+ private:
+  std::string name_;
+  sqlite::connection& db_;
+  endpoint_options opts_;
+  queue_store queues_;
+  invocation_store invocations_;
+  std::map<std::string, handler, std::less<>> handlers_;
+  std::mt19937_64 rng_{std::random_device{}()};
+  std::vector<std::string> attempt_urls_;  // ids PUT by the attempt in progress
+
+  friend class handler_context;
+  std::int64_t backoff_until(int attempts, std::int64_t now);
+};
+
+}  // namespace exactly::client

@@ -1,0 +1,51 @@
+#pragma once
+// How the runtime sends the protocol's requests. The runtime decides, the transport only sends.
+
+#include <exactly/client/invocation.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace exactly::client {
+
+struct http_result {
+  bool transport_failed = false;  // no answer: connect failure, reset, timeout
+  std::string error;              // why, when transport_failed
+  unsigned status = 0;
+  std::string content_type;
+  std::string outcome;  // Exactly-Once-Outcome value, "" when absent
+  std::string body;
+
+  // The facts the invocation state machine decides on.
+  answer facts() const;
+};
+
+// Sends one request and waits for its answer. Implementations must be safe to call from the
+// thread that drives the endpoint; they never throw for network trouble (transport_failed).
+class http_transport {
+ public:
+  virtual ~http_transport() = default;
+  virtual http_result send(std::string_view method, std::string_view url,
+                           std::string_view content_type, std::string_view body) = 0;
+};
+
+struct destination_key {
+  std::string host_port;  // "host:port" as in the URL
+  std::string bearer;     // API key sent as Authorization: Bearer
+};
+
+struct beast_transport_options {
+  std::chrono::milliseconds connect_timeout{3000};
+  std::chrono::milliseconds request_timeout{10000};  // write plus read of one exchange
+  std::vector<destination_key> keys;                 // per destination API keys
+};
+
+// Plain-HTTP transport on Boost.Beast with one kept-alive connection per host:port.
+// Not thread-safe. Throws std::invalid_argument for URLs that are not http://host:port/path.
+std::unique_ptr<http_transport> make_beast_transport(beast_transport_options opts = {});
+
+}  // namespace exactly::client

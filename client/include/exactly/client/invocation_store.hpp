@@ -1,0 +1,45 @@
+#pragma once
+// The client's durable record of each committed invoke_http: the POST to publish, then (after the
+// follow-up committed) the DELETE to send. Rows live in the endpoint's database and change only
+// inside the caller's transaction.
+
+#include <exactly/client/message.hpp>
+#include <exactly/common/sqlite.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace exactly::client {
+
+enum class invocation_state { post_pending = 1, awaiting_follow_up = 2, delete_pending = 3 };
+
+struct invocation_row {
+  std::string request_id;
+  std::string endpoint;  // receives the follow-up
+  std::string url;
+  message follow_up;
+  int attempts = 0;
+};
+
+class invocation_store {
+ public:
+  explicit invocation_store(sqlite::connection& db);
+
+  void add(const invocation_row& row, std::int64_t now_ms);
+  std::vector<invocation_row> due(invocation_state s, std::int64_t now_ms, int limit);
+  // Moves the row from `from` to `to` (attempts reset); false if it was not in `from`, so two
+  // processes sharing the database never both complete the same step.
+  bool transition(std::string_view request_id, invocation_state from, invocation_state to,
+                  std::int64_t due_ms);
+  void retry_later(std::string_view request_id, std::int64_t due_ms, std::string_view error);
+  void remove(std::string_view request_id);
+  // Rows not yet finished (any state).
+  std::int64_t pending();
+
+ private:
+  sqlite::connection& db_;
+};
+
+}  // namespace exactly::client

@@ -1,0 +1,55 @@
+#pragma once
+// Runs endpoints continuously with N worker threads, each with its own SQLite connection to the
+// same database, until stop(). Workers share the queues safely: a message is handled by the first
+// worker whose transaction finds it, and every protocol step moves by a conditional transition.
+
+#include <exactly/client/endpoint.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace exactly::client {
+
+struct runtime_options {
+  int workers = 1;                          // concurrent handlers
+  std::chrono::milliseconds idle_poll{10};  // wait when nothing is due
+  int batch = 16;                           // messages/steps a worker takes per turn
+};
+
+class runtime {
+ public:
+  // Builds one worker's endpoints on that worker's connection; called once per worker thread.
+  using setup_fn = std::function<std::vector<std::unique_ptr<endpoint>>(sqlite::connection&)>;
+
+  runtime(std::string db_path, sqlite::options db_opts, setup_fn setup, runtime_options opts = {});
+  ~runtime();  // stop()
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  // Starts the workers. Throws what a worker's setup throws (the runtime is then stopped).
+  void start();
+  // Graceful: each worker finishes the message or step in hand, then returns. Idempotent.
+  void stop();
+
+ private:
+  void run_worker();
+
+  std::string db_path_;
+  sqlite::options db_opts_;
+  setup_fn setup_;
+  runtime_options opts_;
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::exception_ptr setup_error_;
+  int ready_ = 0;
+};
+
+}  // namespace exactly::client

@@ -1,0 +1,251 @@
+#include <exactly/client/endpoint.hpp>
+#include <exactly/client/invocation.hpp>
+#include <exactly/common/crash_point.hpp>
+#include <exactly/common/problem.hpp>
+#include <exactly/common/request_id.hpp>
+
+#include <stdexcept>
+#include <thread>
+
+namespace exactly::client {
+namespace {
+
+std::string describe_answer(std::string_view method, const http_result& r) {
+  if (r.transport_failed)
+    return std::string(method) + " failed: " + r.error;
+  std::string s = std::string(method) + " answered " + std::to_string(r.status);
+  if (const auto p = parse_problem(r.body))
+    s += " " + std::string(p->name()) + ": " + p->detail;
+  return s;
+}
+
+}  // namespace
+
+// ---- handler_context ----
+
+sqlite::connection& handler_context::db() {
+  return ep_.db_;
+}
+
+std::string_view handler_context::endpoint_name() const {
+  return ep_.name_;
+}
+
+void handler_context::send(std::string_view to, message m) {
+  if (m.id.empty())
+    m.id = request_id::mint(now_ms_).to_string();
+  ep_.queues_.enqueue(to, m, now_ms_);
+}
+
+std::string handler_context::invoke_http(std::string_view url_template, std::string_view body,
+                                         std::string_view content_type, message follow_up) {
+  if (!ep_.opts_.transport)
+    throw std::logic_error("invoke_http needs endpoint_options.transport");
+  const std::string placeholder = "{id}";
+  std::string url(url_template);
+  const auto at = url.find(placeholder);
+  if (at == std::string::npos)
+    throw std::invalid_argument("URL template without {id}: " + url);
+  const std::string id = request_id::mint(now_ms_).to_string();
+  url.replace(at, placeholder.size(), id);
+  ep_.attempt_urls_.push_back(url);  // DELETEd if this attempt does not commit
+
+  http_result put;
+  for (int attempt = 0;; ++attempt) {
+    put = ep_.opts_.transport->send("PUT", url, content_type, body);
+    const next n = decide(step::put, put.facts());
+    if (n == next::advance)
+      break;
+    if (n == next::fail_handler || attempt == 2) {
+      throw std::runtime_error("invoke_http " + describe_answer("PUT", put));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
+  }
+  crash_point("client.after_put_before_commit");
+
+  if (follow_up.id.empty())
+    follow_up.id = id + "/follow-up";
+  follow_up.headers[request_id_header] = id;
+  follow_up.headers[url_header] = url;
+  ep_.invocations_.add({id, ep_.name_, url, std::move(follow_up), 0}, now_ms_);
+  return id;
+}
+
+// ---- endpoint ----
+
+endpoint::endpoint(std::string name, sqlite::connection& db, endpoint_options opts)
+    : name_(std::move(name)), db_(db), opts_(std::move(opts)), queues_(db), invocations_(db) {}
+
+void endpoint::on(std::string type, handler h) {
+  handlers_[std::move(type)] = std::move(h);
+}
+
+void endpoint::send(std::string_view to, message m) {
+  const std::int64_t now = opts_.clock();
+  if (m.id.empty())
+    m.id = request_id::mint(now).to_string();
+  sqlite::transaction tx(db_);
+  queues_.enqueue(to, m, now);
+  tx.commit();
+}
+
+std::int64_t endpoint::backoff_until(int attempts, std::int64_t now) {
+  return now + backoff(attempts, opts_.retry_base, opts_.retry_cap, rng_).count();
+}
+
+std::size_t endpoint::process_due(int limit) {
+  std::size_t done = 0;
+  const std::int64_t now = opts_.clock();
+  std::vector<queued_message> batch;
+  {
+    sqlite::transaction read(db_, sqlite::transaction::mode::deferred);
+    batch = queues_.due(name_, now, limit);
+  }
+  for (const queued_message& q : batch) {
+    // A follow-up first fetches its stored response, outside any transaction.
+    std::optional<http_result> response;
+    const auto rid = q.msg.headers.find(request_id_header);
+    if (rid != q.msg.headers.end() && opts_.transport) {
+      const std::string url = q.msg.headers.at(url_header);
+      response = opts_.transport->send("GET", url, "", "");
+      const next n = decide(step::get, response->facts());
+      if (n != next::advance) {
+        sqlite::transaction tx(db_);
+        if (n == next::error_queue) {
+          queues_.move_to_errors(q.seq, describe_answer("GET", *response), now);
+          invocations_.remove(rid->get<std::string>());
+          ++done;
+        } else {
+          queues_.retry_later(q.seq, backoff_until(q.attempts, now),
+                              describe_answer("GET", *response));
+        }
+        tx.commit();
+        continue;
+      }
+      crash_point("client.after_get_before_commit");
+    }
+
+    std::string error;
+    attempt_urls_.clear();
+    bool committed = false;
+    {
+      sqlite::transaction tx(db_);
+      // Another process sharing the queue may have taken it since the batch was read.
+      if (!db_.query_int64("SELECT 1 FROM exactly_queue WHERE seq = ?", q.seq))
+        continue;
+      const auto h = handlers_.find(q.msg.type);
+      if (h == handlers_.end()) {
+        queues_.move_to_errors(q.seq, "no handler for message type " + q.msg.type, now);
+        tx.commit();
+        ++done;
+        continue;
+      }
+      try {
+        handler_context ctx(*this, now, q.msg, response ? &*response : nullptr);
+        h->second(ctx);
+        if (rid != q.msg.headers.end()) {
+          invocations_.transition(rid->get<std::string>(), invocation_state::awaiting_follow_up,
+                                  invocation_state::delete_pending, now);
+        }
+        queues_.consume(q.seq);
+        tx.commit();
+        committed = true;
+        ++done;
+      } catch (const sqlite::error&) {
+        throw;  // storage trouble is not the handler's failure; nothing committed
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }  // an uncommitted handler's writes are rolled back here
+    if (committed) {
+      crash_point("client.after_commit_before_post_or_delete");
+      continue;
+    }
+    // Ids PUT by the failed attempt are dropped now (best effort; the staged TTL is the backstop).
+    for (const std::string& url : attempt_urls_)
+      opts_.transport->send("DELETE", url, "", "");
+    attempt_urls_.clear();
+    sqlite::transaction tx(db_);
+    if (q.attempts + 1 >= opts_.max_attempts) {
+      queues_.move_to_errors(q.seq, error, now);
+      ++done;
+    } else {
+      queues_.retry_later(q.seq, backoff_until(q.attempts, now), error);
+    }
+    tx.commit();
+  }
+  return done;
+}
+
+std::size_t endpoint::publish_due(int limit) {
+  if (!opts_.transport)
+    return 0;
+  std::size_t done = 0;
+  const std::int64_t now = opts_.clock();
+  std::vector<invocation_row> posts, deletes;
+  {
+    sqlite::transaction read(db_, sqlite::transaction::mode::deferred);
+    posts = invocations_.due(invocation_state::post_pending, now, limit);
+    deletes = invocations_.due(invocation_state::delete_pending, now, limit);
+  }
+  for (invocation_row& row : posts) {
+    if (row.endpoint != name_)
+      continue;
+    const http_result r = opts_.transport->send("POST", row.url, "", "");
+    const next n = decide(step::post, r.facts());
+    if (n == next::advance)
+      crash_point("client.after_post_before_follow_up");
+    sqlite::transaction tx(db_);
+    switch (n) {
+      case next::advance:  // the follow-up is queued atomically with the POST's completion
+        if (!invocations_.transition(row.request_id, invocation_state::post_pending,
+                                     invocation_state::awaiting_follow_up, now)) {
+          continue;  // another publisher completed it first; roll back
+        }
+        queues_.enqueue(row.endpoint, row.follow_up, now);
+        ++done;
+        break;
+      case next::error_queue:  // never re-invoked under a new id
+        // A stale copy of a step another worker completed must not raise a false fault.
+        if (!invocations_.transition(row.request_id, invocation_state::post_pending,
+                                     invocation_state::post_pending, now)) {
+          continue;
+        }
+        queues_.add_error(row.endpoint, row.follow_up, row.attempts + 1, describe_answer("POST", r),
+                          now);
+        invocations_.remove(row.request_id);
+        ++done;
+        break;
+      default:
+        invocations_.retry_later(row.request_id, backoff_until(row.attempts, now),
+                                 describe_answer("POST", r));
+        break;
+    }
+    tx.commit();
+  }
+  for (const invocation_row& row : deletes) {
+    if (row.endpoint != name_)
+      continue;
+    const http_result r = opts_.transport->send("DELETE", row.url, "", "");
+    const next n = decide(step::del, r.facts());
+    if (n == next::advance)
+      crash_point("client.after_delete_before_done");
+    sqlite::transaction tx(db_);
+    if (n == next::advance) {
+      invocations_.remove(row.request_id);
+      ++done;
+    } else {
+      invocations_.retry_later(row.request_id, backoff_until(row.attempts, now),
+                               describe_answer("DELETE", r));
+    }
+    tx.commit();
+  }
+  return done;
+}
+
+void endpoint::run_until_idle() {
+  while (process_due() + publish_due() > 0) {
+  }
+}
+
+}  // namespace exactly::client

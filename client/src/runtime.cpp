@@ -1,0 +1,76 @@
+#include <exactly/client/runtime.hpp>
+
+namespace exactly::client {
+
+runtime::runtime(std::string db_path, sqlite::options db_opts, setup_fn setup, runtime_options opts)
+    : db_path_(std::move(db_path)), db_opts_(db_opts), setup_(std::move(setup)), opts_(opts) {}
+
+runtime::~runtime() {
+  stop();
+}
+
+void runtime::start() {
+  for (int i = 0; i < opts_.workers; ++i)
+    threads_.emplace_back([this] { run_worker(); });
+  std::unique_lock lock(mutex_);
+  wake_.wait(lock, [this] { return ready_ == opts_.workers || setup_error_; });
+  if (setup_error_) {
+    const auto e = setup_error_;
+    lock.unlock();
+    stop();
+    std::rethrow_exception(e);
+  }
+}
+
+void runtime::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable())
+      t.join();
+  }
+  threads_.clear();
+}
+
+void runtime::run_worker() {
+  std::unique_ptr<sqlite::connection> db;
+  std::vector<std::unique_ptr<endpoint>> endpoints;
+  try {
+    db = std::make_unique<sqlite::connection>(db_path_, db_opts_);
+    endpoints = setup_(*db);
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    if (!setup_error_)
+      setup_error_ = std::current_exception();
+    wake_.notify_all();
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    ++ready_;
+  }
+  wake_.notify_all();
+  for (;;) {
+    {
+      std::lock_guard lock(mutex_);
+      if (stopping_)
+        return;
+    }
+    std::size_t done = 0;
+    try {
+      for (auto& ep : endpoints)
+        done += ep->process_due(opts_.batch) + ep->publish_due(opts_.batch);
+    } catch (const sqlite::error&) {
+      done = 0;  // storage busy or failing: nothing committed; try again after a pause
+    }
+    if (done == 0) {
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, opts_.idle_poll, [this] { return stopping_; });
+    }
+  }
+}
+
+}  // namespace exactly::client

@@ -1,0 +1,20 @@
+#pragma once
+// Names of the wire protocol (headers, outcome values, problem type prefix) in one place.
+
+#include <string_view>
+
+namespace exactly::protocol {
+
+// Response header telling whether this request ran the business logic or replayed it.
+inline constexpr std::string_view outcome_header = "Exactly-Once-Outcome";
+inline constexpr std::string_view outcome_executed = "executed";
+inline constexpr std::string_view outcome_replayed = "replayed";
+
+// Problem details (RFC 9457): media type and the prefix of every `type` member.
+inline constexpr std::string_view problem_content_type = "application/problem+json";
+inline constexpr std::string_view problem_type_prefix = "urn:exactly-once:problem:";
+
+// The placeholder a route template must end with.
+inline constexpr std::string_view id_placeholder = "{id}";
+
+}  // namespace exactly::protocol

@@ -1,0 +1,139 @@
+#pragma once
+// A thin RAII wrapper over SQLite: connection with a statement cache, statements, transactions.
+// Errors surface as exactly::sqlite::error (a boost::system::system_error in sqlite_category()).
+// Thread-safety: a connection and its statements belong to one thread at a time.
+
+#include <boost/system/system_error.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace exactly::sqlite {
+
+// Category of SQLite's primary result codes (SQLITE_BUSY, SQLITE_IOERR, ...).
+const boost::system::error_category& sqlite_category() noexcept;
+
+// A failed SQLite call. busy() tells a lock conflict (SQLITE_BUSY/LOCKED) apart from real failures.
+class error : public boost::system::system_error {
+ public:
+  error(int sqlite_code, const std::string& what);
+  bool busy() const noexcept;
+};
+
+enum class synchronous { off, normal, full, extra };
+
+struct options {
+  bool wal = true;                                // journal_mode=WAL
+  synchronous sync = synchronous::full;           // durability; FULL unless the user opts out
+  std::chrono::milliseconds busy_timeout{10000};  // wait for other writers this long
+  bool foreign_keys = true;
+};
+
+class connection;
+
+// A prepared statement. Parameters are 1-based, columns 0-based. step() throws on failure.
+class statement {
+ public:
+  statement(connection& db, std::string_view sql);
+  ~statement();
+  statement(const statement&) = delete;
+  statement& operator=(const statement&) = delete;
+
+  statement& bind(int i, std::int64_t v);
+  statement& bind(int i, int v) { return bind(i, static_cast<std::int64_t>(v)); }
+  statement& bind(int i, unsigned v) { return bind(i, static_cast<std::int64_t>(v)); }
+  statement& bind(int i, std::string_view text);
+  statement& bind(int i, const char* text) { return bind(i, std::string_view(text)); }
+  statement& bind(int i, const std::string& text) { return bind(i, std::string_view(text)); }
+  statement& bind(int i, std::nullptr_t);
+  statement& bind_blob(int i, std::string_view bytes);
+  // Binds each argument to parameters 1..n in order.
+  template <class... A>
+  statement& bind_all(const A&... a) {
+    [[maybe_unused]] int i = 0;
+    (bind(++i, a), ...);
+    return *this;
+  }
+
+  // Advances; true when a row is available, false when done.
+  bool step();
+  // Runs to completion (for statements that return no rows) and resets.
+  void run();
+  // Resets for re-execution and clears bindings.
+  void reset();
+
+  bool is_null(int col) const;
+  std::int64_t int64(int col) const;
+  std::string text(int col) const;  // also reads blobs
+  int columns() const;
+
+ private:
+  connection* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+class connection {
+ public:
+  // Opens (creating if needed) and applies `opts`. Throws error on failure.
+  explicit connection(const std::string& path, options opts = {});
+  ~connection();
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  // Runs one or more SQL statements with no parameters and no rows.
+  void exec(std::string_view sql);
+  // A cached prepared statement for `sql`, reset and with bindings cleared.
+  statement& prepare(std::string_view sql);
+  // The first column of the first row as an integer (cached statement, `args` bound to
+  // parameters 1..n); nullopt when there is no row.
+  template <class... A>
+  std::optional<std::int64_t> query_int64(std::string_view sql, const A&... args) {
+    statement& q = prepare(sql);
+    q.bind_all(args...);
+    std::optional<std::int64_t> v;
+    if (q.step())
+      v = q.int64(0);
+    q.reset();
+    return v;
+  }
+  // Resets every cached statement (releases read locks held by unfinished statements).
+  void reset_all();
+  // Rows changed by the last INSERT/UPDATE/DELETE.
+  std::int64_t changes() const;
+  sqlite3* native() const { return db_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  std::unordered_map<std::string, std::unique_ptr<statement>> cache_;
+};
+
+// A transaction that rolls back on destruction unless commit() succeeded.
+class transaction {
+ public:
+  enum class mode { deferred, immediate };
+  // BEGIN IMMEDIATE by default, so a writer takes the write lock up front.
+  explicit transaction(connection& db, mode m = mode::immediate);
+  ~transaction();
+  transaction(const transaction&) = delete;
+  transaction& operator=(const transaction&) = delete;
+
+  // COMMIT; throws error (and the transaction is rolled back) if it fails.
+  void commit();
+  connection& db() const { return *db_; }
+
+ private:
+  connection* db_;
+  bool done_ = false;
+};
+
+}  // namespace exactly::sqlite

@@ -1,0 +1,207 @@
+#include <exactly/common/sqlite.hpp>
+
+#include <sqlite3.h>
+
+namespace exactly::sqlite {
+namespace {
+
+class category_impl final : public boost::system::error_category {
+ public:
+  const char* name() const noexcept override { return "sqlite"; }
+  std::string message(int ev) const override { return sqlite3_errstr(ev); }
+};
+
+[[noreturn]] void fail(sqlite3* db, int rc, std::string_view context) {
+  std::string what(context);
+  if (db) {
+    what += ": ";
+    what += sqlite3_errmsg(db);
+  }
+  throw error(rc, what);
+}
+
+const char* synchronous_pragma(synchronous s) {
+  switch (s) {
+    case synchronous::off:
+      return "PRAGMA synchronous=OFF";
+    case synchronous::normal:
+      return "PRAGMA synchronous=NORMAL";
+    case synchronous::full:
+      return "PRAGMA synchronous=FULL";
+    case synchronous::extra:
+      return "PRAGMA synchronous=EXTRA";
+  }
+  return "PRAGMA synchronous=FULL";
+}
+
+}  // namespace
+
+const boost::system::error_category& sqlite_category() noexcept {
+  static const category_impl instance;
+  return instance;
+}
+
+error::error(int sqlite_code, const std::string& what)
+    : boost::system::system_error(boost::system::error_code(sqlite_code & 0xFF, sqlite_category()),
+                                  what) {}
+
+bool error::busy() const noexcept {
+  const int c = code().value();
+  return c == SQLITE_BUSY || c == SQLITE_LOCKED;
+}
+
+// ---- statement ----
+
+statement::statement(connection& db, std::string_view sql) : db_(&db) {
+  const int rc = sqlite3_prepare_v3(db.native(), sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+  if (rc != SQLITE_OK)
+    fail(db.native(), rc, "prepare");
+}
+
+statement::~statement() {
+  sqlite3_finalize(stmt_);
+}
+
+statement& statement::bind(int i, std::int64_t v) {
+  const int rc = sqlite3_bind_int64(stmt_, i, v);
+  if (rc != SQLITE_OK)
+    fail(db_->native(), rc, "bind");
+  return *this;
+}
+
+statement& statement::bind(int i, std::string_view text) {
+  const int rc =
+      sqlite3_bind_text64(stmt_, i, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+  if (rc != SQLITE_OK)
+    fail(db_->native(), rc, "bind");
+  return *this;
+}
+
+statement& statement::bind(int i, std::nullptr_t) {
+  const int rc = sqlite3_bind_null(stmt_, i);
+  if (rc != SQLITE_OK)
+    fail(db_->native(), rc, "bind");
+  return *this;
+}
+
+statement& statement::bind_blob(int i, std::string_view bytes) {
+  const int rc = sqlite3_bind_blob64(stmt_, i, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK)
+    fail(db_->native(), rc, "bind");
+  return *this;
+}
+
+bool statement::step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW)
+    return true;
+  if (rc == SQLITE_DONE)
+    return false;
+  sqlite3_reset(stmt_);
+  fail(db_->native(), rc, "step");
+}
+
+void statement::run() {
+  while (step()) {
+  }
+  reset();
+}
+
+void statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+bool statement::is_null(int col) const {
+  return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+}
+
+std::int64_t statement::int64(int col) const {
+  return sqlite3_column_int64(stmt_, col);
+}
+
+std::string statement::text(int col) const {
+  const void* p = sqlite3_column_blob(stmt_, col);
+  const int n = sqlite3_column_bytes(stmt_, col);
+  return p ? std::string(static_cast<const char*>(p), static_cast<std::size_t>(n)) : std::string();
+}
+
+int statement::columns() const {
+  return sqlite3_column_count(stmt_);
+}
+
+// ---- connection ----
+
+connection::connection(const std::string& path, options opts) : path_(path) {
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = "open " + path + ": " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw error(rc, msg);
+  }
+  sqlite3_extended_result_codes(db_, 0);
+  sqlite3_busy_timeout(db_, static_cast<int>(opts.busy_timeout.count()));
+  if (opts.wal)
+    exec("PRAGMA journal_mode=WAL");
+  exec(synchronous_pragma(opts.sync));
+  exec(opts.foreign_keys ? "PRAGMA foreign_keys=ON" : "PRAGMA foreign_keys=OFF");
+}
+
+connection::~connection() {
+  cache_.clear();  // finalize before close
+  sqlite3_close(db_);
+}
+
+void connection::exec(std::string_view sql) {
+  const std::string s(sql);
+  char* msg = nullptr;
+  const int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &msg);
+  if (rc != SQLITE_OK) {
+    std::string what = "exec: " + std::string(msg ? msg : sqlite3_errstr(rc));
+    sqlite3_free(msg);
+    throw error(rc, what);
+  }
+}
+
+statement& connection::prepare(std::string_view sql) {
+  auto it = cache_.find(std::string(sql));
+  if (it == cache_.end()) {
+    it = cache_.emplace(std::string(sql), std::make_unique<statement>(*this, sql)).first;
+  } else {
+    it->second->reset();
+  }
+  return *it->second;
+}
+
+void connection::reset_all() {
+  for (auto& [sql, stmt] : cache_)
+    stmt->reset();
+}
+
+std::int64_t connection::changes() const {
+  return sqlite3_changes64(db_);
+}
+
+// ---- transaction ----
+
+transaction::transaction(connection& db, mode m) : db_(&db) {
+  db.exec(m == mode::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+}
+
+transaction::~transaction() {
+  if (!done_) {
+    db_->reset_all();
+    sqlite3_exec(db_->native(), "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+}
+
+void transaction::commit() {
+  db_->reset_all();
+  db_->exec("COMMIT");  // on failure the destructor rolls back
+  done_ = true;
+}
+
+}  // namespace exactly::sqlite

@@ -1,0 +1,52 @@
+// payment-service: the billing sample's payment provider, a connector server.
+// Prints "listening on HOST:PORT" as its first line once it accepts connections.
+
+#include "payment_app.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <exactly/common/host_port.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"payment-service: /payment/authorize/{id} and /accounts/{customer_id}"};
+  std::string listen = "127.0.0.1:8081";
+  std::string db = "payment.db";
+  std::int64_t initial_balance = 100'000;
+  std::vector<std::string> keys;
+  app.add_option("--listen", listen, "HOST:PORT to listen on (port 0 picks a free one)");
+  app.add_option("--db", db, "SQLite database file");
+  app.add_option("--initial-balance-cents", initial_balance, "opening balance of a new account");
+  app.add_option("--api-key", keys,
+                 "accepted API key (repeatable; the key names its principal); "
+                 "none = open mode");
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("payment-service"));
+
+  const auto address = exactly::parse_host_port(listen);
+  if (!address) {
+    std::cerr << "--listen must be HOST:PORT\n";
+    return 2;
+  }
+  exactly::server::server_options so;
+  so.host = address->host;
+  so.port = address->port;
+  so.open_mode = keys.empty();
+  for (const std::string& k : keys)
+    so.api_keys.push_back({k, k});
+  try {
+    exactly::server::connector connector({.db_path = db});
+    exactly::server::http_server server(so, connector);
+    exactly::samples::payment::install(connector, server, initial_balance);
+    const std::uint16_t port = server.start();
+    std::cout << "listening on " << so.host << ':' << port << std::endl;
+    server.run();
+  } catch (const std::exception& e) {
+    std::cerr << "payment-service: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

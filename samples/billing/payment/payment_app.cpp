@@ -1,0 +1,101 @@
+#include "payment_app.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace exactly::samples::payment {
+namespace {
+
+struct authorize_request {
+  std::string customer_id;
+  std::int64_t amount_cents = 0;
+};
+
+server::parse_result<authorize_request> parse(const server::incoming_request& in) {
+  const auto j = nlohmann::json::parse(in.body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return server::invalid_payload{"expected a JSON object"};
+  const auto customer = j.find("customer_id");
+  if (customer == j.end() || !customer->is_string() || customer->get<std::string>().empty()) {
+    return server::invalid_payload{"customer_id must be a non-empty string"};
+  }
+  const auto amount = j.find("amount_cents");
+  if (amount == j.end() || !amount->is_number_integer() || amount->get<std::int64_t>() <= 0) {
+    return server::invalid_payload{"amount_cents must be a positive integer"};
+  }
+  return authorize_request{customer->get<std::string>(), amount->get<std::int64_t>()};
+}
+
+std::int64_t balance_of(sqlite::connection& db, const std::string& customer, std::int64_t initial) {
+  db.prepare("INSERT INTO accounts(customer_id, balance_cents) VALUES(?, ?) ON CONFLICT DO NOTHING")
+      .bind_all(customer, initial)
+      .run();
+  return *db.query_int64("SELECT balance_cents FROM accounts WHERE customer_id = ?", customer);
+}
+
+}  // namespace
+
+void install(server::connector& c, server::http_server& http, std::int64_t initial) {
+  c.db().exec(
+      "CREATE TABLE IF NOT EXISTS accounts ("
+      " customer_id TEXT PRIMARY KEY, balance_cents INTEGER NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS authorizations ("
+      " authorization_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL,"
+      " amount_cents INTEGER NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS ledger ("
+      " authorization_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL,"
+      " amount_cents INTEGER NOT NULL);");
+
+  c.route<
+      authorize_request>(authorize_route, parse, [initial](server::session<authorize_request>& s) {
+    const authorize_request& r = s.payload();
+    const std::int64_t balance = balance_of(s.db(), r.customer_id, initial);
+    if (balance < r.amount_cents) {
+      return server::stored_response{402, "application/json", R"({"reason":"insufficient_funds"})"};
+    }
+    const std::string authorization_id = s.id().to_string();
+    s.db()
+        .prepare("UPDATE accounts SET balance_cents = balance_cents - ? WHERE customer_id = ?")
+        .bind_all(r.amount_cents, r.customer_id)
+        .run();
+    s.db()
+        .prepare(
+            "INSERT INTO authorizations(authorization_id, customer_id, amount_cents)"
+            " VALUES(?, ?, ?)")
+        .bind_all(authorization_id, r.customer_id, r.amount_cents)
+        .run();
+    s.send("settle_transaction", {{"authorization_id", authorization_id},
+                                  {"customer_id", r.customer_id},
+                                  {"amount_cents", r.amount_cents}});
+    return server::stored_response{200, "application/json",
+                                   nlohmann::json{{"authorization_id", authorization_id},
+                                                  {"balance_cents", balance - r.amount_cents}}
+                                       .dump()};
+  });
+
+  c.on_message("settle_transaction", [](server::message_context& m) {
+    // Delivered once per committed authorization; the primary key makes a bug visible, not silent.
+    m.db.prepare("INSERT INTO ledger(authorization_id, customer_id, amount_cents) VALUES(?, ?, ?)")
+        .bind_all(m.body.at("authorization_id").get<std::string>(),
+                  m.body.at("customer_id").get<std::string>(),
+                  m.body.at("amount_cents").get<std::int64_t>())
+        .run();
+  });
+
+  http.add_route("GET", "/accounts/{customer_id}", [&c, initial](const server::http_request& r) {
+    const std::string& customer = r.params.at("customer_id");
+    sqlite::transaction tx(c.db());
+    const std::int64_t balance = balance_of(c.db(), customer, initial);
+    const nlohmann::json body = {
+        {"customer_id", customer},
+        {"balance_cents", balance},
+        {"authorizations",
+         *c.db().query_int64("SELECT count(*) FROM authorizations WHERE customer_id = ?",
+                             customer)},
+        {"ledger_entries",
+         *c.db().query_int64("SELECT count(*) FROM ledger WHERE customer_id = ?", customer)}};
+    tx.commit();
+    return server::http_response{200, "application/json", body.dump(), {}};
+  });
+}
+
+}  // namespace exactly::samples::payment

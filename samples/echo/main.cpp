@@ -1,0 +1,75 @@
+// echo-server: a tiny connector server to walk the protocol by hand (see the README) and the
+// server process of the crash tests. Prints "listening on HOST:PORT" once it accepts connections.
+
+#include "echo_app.hpp"
+
+#include <exactly/common/request_id.hpp>
+#include <exactly/server/http_server.hpp>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <exactly/common/host_port.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"exactly echo server: the /vectors/echo/{id} connector route"};
+  std::string listen = "127.0.0.1:8080";
+  std::string db = "echo-server.db";
+  std::vector<std::string> keys;
+  bool open = false;
+  bool relaxed = false;
+  std::size_t max_body = 1 << 20;
+  app.add_option("--listen", listen, "HOST:PORT to listen on (port 0 picks a free one)");
+  app.add_option("--db", db, "SQLite database file");
+  app.add_option("--api-key", keys, "KEY=PRINCIPAL, repeatable; required unless --open");
+  app.add_flag("--open", open, "no authentication (local demos only)");
+  app.add_flag("--synchronous-normal", relaxed,
+               "opt out of synchronous=FULL (faster, may lose the last commits on power loss)");
+  app.add_option("--max-body-bytes", max_body, "largest accepted request body");
+  bool print_id = false;
+  app.add_flag("--print-id", print_id, "print a fresh request id (UUIDv7) and exit");
+  CLI11_PARSE(app, argc, argv);
+  if (print_id) {
+    std::cout << exactly::request_id::mint().to_string() << '\n';
+    return 0;
+  }
+  spdlog::set_default_logger(spdlog::stderr_color_mt("echo-server"));  // stdout is for the port
+
+  const auto address = exactly::parse_host_port(listen);
+  if (!address) {
+    std::cerr << "--listen must be HOST:PORT\n";
+    return 2;
+  }
+  exactly::server::server_options so;
+  so.host = address->host;
+  so.port = address->port;
+  so.open_mode = open;
+  so.max_body_bytes = max_body;
+  for (const std::string& k : keys) {
+    const auto eq = k.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == k.size()) {
+      std::cerr << "--api-key must be KEY=PRINCIPAL\n";
+      return 2;
+    }
+    so.api_keys.push_back({k.substr(0, eq), k.substr(eq + 1)});
+  }
+  try {
+    exactly::server::connector_options co;
+    co.db_path = db;
+    if (relaxed)
+      co.db.sync = exactly::sqlite::synchronous::normal;
+    exactly::server::connector connector(co);
+    exactly::samples::register_echo_app(connector);
+    exactly::server::http_server server(so, connector);
+    const std::uint16_t port = server.start();
+    std::cout << "listening on " << so.host << ':' << port << std::endl;
+    server.run();
+  } catch (const std::exception& e) {
+    std::cerr << "echo-server: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages exactly builds with, if any is missing. Idempotent.
+set -euo pipefail
+packages=(
+  g++ cmake make ccache pkg-config
+  libboost1.81-dev      # Asio and Beast: HTTP server and client with C++20 coroutines
+  libssl-dev            # OpenSSL: request id randomness, SHA-256 digests, TLS later
+  libsqlite3-dev        # SQLite: the embedded storage engine
+  nlohmann-json3-dev    # JSON for payloads, problems and test vectors
+  libgtest-dev          # GoogleTest
+  libspdlog-dev         # logging
+  libcli11-dev          # command lines of the sample programs
+  curl                  # the README's walk through the protocol
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "installing: ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

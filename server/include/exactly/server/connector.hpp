@@ -1,0 +1,147 @@
+#pragma once
+// The connector: the protocol's PUT/POST/GET/DELETE on routes whose business logic runs once.
+// Thread-safety: handle(), sweep() and dispatch_outbox() must be called from one thread at a
+// time (http_server runs them on its storage thread); route()/on_message() before serving.
+
+#include <exactly/common/clock.hpp>
+#include <exactly/common/sqlite.hpp>
+#include <exactly/server/id_state.hpp>
+#include <exactly/server/interaction_store.hpp>
+#include <exactly/server/session.hpp>
+#include <exactly/server/stored_response.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace exactly::server {
+
+struct connector_options {
+  std::string db_path = "exactly-server.db";
+  sqlite::options db{};  // synchronous=FULL unless the user opts out
+  timing times{};        // staged TTL, retention, acceptance window
+  std::int64_t max_staged_per_principal = 10000;
+  clock_fn clock = system_now_ms;
+  int outbox_max_attempts = 10;  // then the message goes to dead letters
+};
+
+// The body of a PUT as the route's parse step sees it.
+struct incoming_request {
+  std::string_view content_type;
+  std::string_view body;
+};
+
+// A parse step's refusal; `detail` is sent in the 422 invalid-payload problem.
+struct invalid_payload {
+  std::string detail;
+};
+
+template <class Payload>
+using parse_result = std::variant<Payload, invalid_payload>;
+
+// One protocol request, after HTTP parsing and authentication.
+struct interaction_request {
+  verb v = verb::get;
+  std::string_view route;      // the route template, e.g. "/payment/authorize/{id}"
+  std::string_view id;         // the raw id path segment
+  std::string_view principal;  // "" in open mode
+  std::string_view content_type;
+  std::string_view body;
+};
+
+// A response to send: protocol answer, stored response or problem.
+struct interaction_response {
+  unsigned status = 200;
+  std::string content_type;
+  std::string body;
+  std::string outcome;          // "executed" / "replayed" / "" for none
+  std::optional<errc> problem;  // set when this is a protocol problem
+};
+
+struct connector_stats {
+  std::int64_t executions = 0, replays = 0, logic_failures = 0;
+  std::int64_t swept_staged = 0, swept_responses = 0, purged_tombstones = 0;
+  std::int64_t messages_delivered = 0, messages_failed = 0, messages_dead_lettered = 0;
+};
+
+class connector {
+ public:
+  // Opens and migrates the database. Throws sqlite::error on failure.
+  explicit connector(connector_options opts);
+  ~connector();
+  connector(const connector&) = delete;
+  connector& operator=(const connector&) = delete;
+
+  // Registers a route template ending in "/{id}". `parse` runs at PUT (a refusal or an
+  // exception is 422, not staged) and again before `logic` at POST; `logic` runs once per staged
+  // id, in the transaction that stores its response. An exception from `logic` is 500
+  // execution-failed with nothing committed. Throws std::invalid_argument for a bad or duplicate
+  // template.
+  template <class Payload>
+  void route(std::string route_template,
+             std::function<parse_result<Payload>(const incoming_request&)> parse,
+             std::function<stored_response(session<Payload>&)> logic);
+
+  // Registers the local handler of outbox messages of `type`. A throwing handler is retried
+  // with backoff, then dead-lettered after outbox_max_attempts.
+  void on_message(std::string type, std::function<void(message_context&)> handler);
+
+  // Route templates registered, for the HTTP router.
+  std::vector<std::string> routes() const;
+
+  // Carries out one protocol request. Never throws; storage failures become 503 problems.
+  interaction_response handle(const interaction_request& r);
+  // Enforces staged TTL, response retention and tombstone purge once, now.
+  sweep_result sweep();
+  // Delivers due outbox messages to local handlers; returns how many were handled.
+  std::size_t dispatch_outbox(int batch = 64);
+
+  state_counts counts();
+  std::int64_t outbox_pending();
+  std::int64_t dead_letters();
+  connector_stats stats() const;
+  // The connection, for read-only endpoints and tests that run on the storage thread.
+  sqlite::connection& db();
+  const connector_options& options() const;
+
+ private:
+  using validate_fn = std::function<std::optional<std::string>(const incoming_request&)>;
+  using execute_fn = std::function<stored_response(basic_session&, const incoming_request&)>;
+  void add_route(std::string route_template, validate_fn validate, execute_fn execute);
+
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+template <class Payload>
+void connector::route(std::string route_template,
+                      std::function<parse_result<Payload>(const incoming_request&)> parse,
+                      std::function<stored_response(session<Payload>&)> logic) {
+  validate_fn validate = [parse](const incoming_request& in) -> std::optional<std::string> {
+    try {
+      auto parsed = parse(in);
+      if (auto* bad = std::get_if<invalid_payload>(&parsed))
+        return std::move(bad->detail);
+    } catch (const std::exception& e) {  // a parse step that throws refuses the payload too
+      return std::string("the payload could not be parsed: ") + e.what();
+    }
+    return std::nullopt;
+  };
+  execute_fn execute = [parse, logic](basic_session& base,
+                                      const incoming_request& in) -> stored_response {
+    auto parsed = parse(in);
+    if (auto* bad = std::get_if<invalid_payload>(&parsed)) {
+      throw std::runtime_error("staged payload no longer parses: " + bad->detail);
+    }
+    session<Payload> s(base, std::get<Payload>(parsed));
+    return logic(s);
+  };
+  add_route(std::move(route_template), std::move(validate), std::move(execute));
+}
+
+}  // namespace exactly::server

@@ -1,0 +1,75 @@
+#pragma once
+// The HTTP front of a connector on Boost.Beast: keep-alive, deadlines, limits, authentication,
+// a small router, /healthz, /metrics, the sweeper and outbox dispatcher, graceful shutdown.
+// One network thread carries out I/O; one storage thread runs every database call, in order.
+
+#include <exactly/server/connector.hpp>
+#include <exactly/server/http_message.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace exactly::server {
+
+struct api_key {
+  std::string key;        // the secret sent as "Authorization: Bearer <key>"
+  std::string principal;  // the owner name ids are bound to
+};
+
+struct server_options {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;                          // 0 = any free port; see http_server::port()
+  bool open_mode = false;                          // no authentication, one anonymous principal
+  std::vector<api_key> api_keys;                   // required unless open_mode
+  std::size_t max_body_bytes = 1 << 20;            // larger bodies: 413 payload-too-large
+  std::size_t max_header_bytes = 16 * 1024;        // larger headers: 431 header-too-large
+  std::chrono::milliseconds read_timeout{15000};   // a whole request, headers and body
+  std::chrono::milliseconds write_timeout{15000};  // a whole response
+  std::chrono::milliseconds idle_timeout{60000};   // keep-alive wait for the next request
+  std::chrono::milliseconds sweep_interval{60000};
+  std::chrono::milliseconds dispatch_interval{250};  // outbox poll when idle
+  std::chrono::milliseconds shutdown_grace{10000};   // then open connections are closed
+};
+
+// Handler of a user route; runs on the storage thread, so it may use connector::db().
+// An exception becomes a 500 problem.
+using route_handler = std::function<http_response(const http_request&)>;
+
+class http_server {
+ public:
+  // Throws std::invalid_argument if authentication is neither configured nor explicitly open.
+  http_server(server_options opts, connector& c);
+  // Stops gracefully if still running.
+  ~http_server();
+  http_server(const http_server&) = delete;
+  http_server& operator=(const http_server&) = delete;
+
+  // Adds a plain route; `pattern` segments like {name} match one path segment. Before start().
+  // `authenticated` routes need an API key unless the server is in open mode.
+  void add_route(std::string method, std::string pattern, route_handler handler,
+                 bool authenticated = true);
+
+  // Binds, listens and starts the threads, serving the connector's routes registered by now.
+  // Returns the bound port. Throws on bind failure.
+  std::uint16_t start();
+  // start() if needed, then serves until SIGINT/SIGTERM or stop(), then shuts down gracefully.
+  void run();
+  // Stops accepting, lets in-flight requests finish (up to shutdown_grace), closes idle
+  // connections, drains storage work and joins the threads. Idempotent; any thread.
+  void stop();
+  std::uint16_t port() const;
+  // The Prometheus text exposition served at /metrics.
+  std::string metrics_text();
+  // Runs `fn` on the storage thread and waits for it (for tests and tools).
+  void run_on_storage(std::function<void()> fn);
+
+ private:
+  struct impl;
+  std::shared_ptr<impl> impl_;
+};
+
+}  // namespace exactly::server

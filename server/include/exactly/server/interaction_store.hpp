@@ -1,0 +1,82 @@
+#pragma once
+// The connector's storage contract: interactions, the server outbox and dead letters.
+// One engine per database (SQLite now; PostgreSQL can implement the same contract).
+// Every call except begin() runs inside the transaction begin() opened, on that thread.
+
+#include <exactly/server/id_state.hpp>
+#include <exactly/server/stored_response.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace exactly::server {
+
+struct interaction_record : record_facts {
+  std::int64_t id_ms = 0;
+  std::string request_body;  // staged/executed only
+  stored_response response;  // executed only
+};
+
+struct sweep_result {
+  std::int64_t expired_staged = 0;     // staged rows past their TTL turned into tombstones
+  std::int64_t expired_responses = 0;  // executed rows past retention turned into tombstones
+  std::int64_t purged_tombstones = 0;  // tombstones deleted
+};
+
+struct state_counts {
+  std::int64_t staged = 0, executed = 0, tombstone = 0;
+};
+
+struct outbox_message {
+  std::int64_t seq = 0;
+  std::string type;
+  std::string body;    // JSON text
+  std::string source;  // route/id that sent it
+  int attempts = 0;
+};
+
+// A storage transaction; rolls back on destruction unless committed. commit() throws on failure.
+class store_transaction {
+ public:
+  virtual ~store_transaction() = default;
+  virtual void commit() = 0;
+};
+
+class interaction_store {
+ public:
+  virtual ~interaction_store() = default;
+
+  // Opens a transaction; `write` takes the write lock at once (BEGIN IMMEDIATE on SQLite).
+  virtual std::unique_ptr<store_transaction> begin(bool write) = 0;
+
+  virtual std::optional<interaction_record> find(std::string_view route, std::string_view id) = 0;
+  virtual std::int64_t count_staged(std::string_view owner) = 0;
+  virtual void insert_staged(std::string_view route, std::string_view id, std::string_view owner,
+                             std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,
+                             std::string_view body, std::string_view sha256) = 0;
+  virtual void mark_executed(std::string_view route, std::string_view id,
+                             const stored_response& response, std::int64_t now_ms) = 0;
+  // Turns the row into a tombstone (dropping bodies), inserting one if the id is unknown.
+  virtual void put_tombstone(std::string_view route, std::string_view id, std::string_view owner,
+                             std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms) = 0;
+  virtual sweep_result sweep(std::int64_t now_ms, const timing& t) = 0;
+  virtual state_counts counts() = 0;
+
+  virtual void outbox_add(std::string_view type, std::string_view body, std::string_view source,
+                          std::int64_t now_ms) = 0;
+  // Up to `limit` messages due at `now_ms`, oldest first.
+  virtual std::vector<outbox_message> outbox_due(std::int64_t now_ms, int limit) = 0;
+  virtual void outbox_remove(std::int64_t seq) = 0;
+  virtual void outbox_retry_later(std::int64_t seq, std::int64_t next_attempt_ms,
+                                  std::string_view error) = 0;
+  virtual void outbox_dead_letter(std::int64_t seq, std::string_view error,
+                                  std::int64_t now_ms) = 0;
+  virtual std::int64_t outbox_pending() = 0;
+  virtual std::int64_t dead_letter_count() = 0;
+};
+
+}  // namespace exactly::server

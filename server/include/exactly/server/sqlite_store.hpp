@@ -1,0 +1,44 @@
+#pragma once
+// The SQLite engine of interaction_store. Not thread-safe: one thread uses it at a time.
+
+#include <exactly/common/sqlite.hpp>
+#include <exactly/server/interaction_store.hpp>
+
+namespace exactly::server {
+
+class sqlite_store final : public interaction_store {
+ public:
+  // Opens `path` and migrates the server schema. Throws sqlite::error on failure.
+  sqlite_store(const std::string& path, sqlite::options opts);
+
+  // The connection business logic writes through, inside the connector's transaction.
+  sqlite::connection& connection() { return db_; }
+
+  std::unique_ptr<store_transaction> begin(bool write) override;
+  std::optional<interaction_record> find(std::string_view route, std::string_view id) override;
+  std::int64_t count_staged(std::string_view owner) override;
+  void insert_staged(std::string_view route, std::string_view id, std::string_view owner,
+                     std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,
+                     std::string_view body, std::string_view sha256) override;
+  void mark_executed(std::string_view route, std::string_view id, const stored_response& response,
+                     std::int64_t now_ms) override;
+  void put_tombstone(std::string_view route, std::string_view id, std::string_view owner,
+                     std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms) override;
+  sweep_result sweep(std::int64_t now_ms, const timing& t) override;
+  state_counts counts() override;
+
+  void outbox_add(std::string_view type, std::string_view body, std::string_view source,
+                  std::int64_t now_ms) override;
+  std::vector<outbox_message> outbox_due(std::int64_t now_ms, int limit) override;
+  void outbox_remove(std::int64_t seq) override;
+  void outbox_retry_later(std::int64_t seq, std::int64_t next_attempt_ms,
+                          std::string_view error) override;
+  void outbox_dead_letter(std::int64_t seq, std::string_view error, std::int64_t now_ms) override;
+  std::int64_t outbox_pending() override;
+  std::int64_t dead_letter_count() override;
+
+ private:
+  sqlite::connection db_;
+};
+
+}  // namespace exactly::server

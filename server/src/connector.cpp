@@ -1,0 +1,286 @@
+#include <exactly/common/crash_point.hpp>
+#include <exactly/common/problem.hpp>
+#include <exactly/common/protocol.hpp>
+#include <exactly/common/request_id.hpp>
+#include <exactly/server/connector.hpp>
+#include <exactly/server/sqlite_store.hpp>
+
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace exactly::server {
+namespace {
+
+std::string sha256(std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("sha256 failed");
+  }
+  return std::string(reinterpret_cast<const char*>(out), len);
+}
+
+interaction_response problem_response(errc e, std::string detail) {
+  const problem p = make_problem(e, std::move(detail));
+  return {p.status, std::string(protocol::problem_content_type), to_body(p), "", e};
+}
+
+interaction_response stored(const stored_response& r, std::string_view outcome) {
+  return {r.status, r.content_type, r.body, std::string(outcome), std::nullopt};
+}
+
+interaction_response plain(unsigned status) {
+  return {status, "", "", "", std::nullopt};
+}
+
+std::string_view detail_for(errc e) {
+  switch (e) {
+    case errc::invalid_request_id:
+      return "the id is not a canonical UUIDv7 within the accepted time";
+    case errc::request_too_old:
+      return "the id's timestamp is older than the acceptance window";
+    case errc::request_mismatch:
+      return "the id is staged with a different body or content type";
+    case errc::request_consumed:
+      return "the id was already used and can never be staged again";
+    case errc::request_expired:
+      return "the staged request expired before it was executed; it never ran";
+    case errc::request_unknown:
+      return "no such request";
+    case errc::not_executed:
+      return "the request is staged but has not been executed";
+    case errc::response_expired:
+      return "the stored response passed its retention and was dropped";
+    case errc::too_many_staged:
+      return "too many staged requests for this principal";
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+struct connector::impl {
+  struct route_entry {
+    validate_fn validate;
+    execute_fn execute;
+  };
+
+  explicit impl(connector_options o) : opts(std::move(o)), store(opts.db_path, opts.db) {}
+
+  connector_options opts;
+  sqlite_store store;
+  std::map<std::string, route_entry, std::less<>> routes;
+  std::map<std::string, std::function<void(message_context&)>, std::less<>> handlers;
+  connector_stats stats;
+
+  send_fn outbox_sender(std::string source, std::int64_t now) {
+    return
+        [this, source = std::move(source), now](std::string_view type, const nlohmann::json& body) {
+          store.outbox_add(type, body.dump(), source, now);
+        };
+  }
+
+  interaction_response handle(const interaction_request& r, const request_id& id,
+                              const route_entry& route) {
+    const std::int64_t now = opts.clock();
+    const std::string id_text(r.id);
+    std::string digest;
+    if (r.v == verb::put)
+      digest = sha256(r.body);
+    const request_facts facts{r.v, r.principal, id.timestamp_ms(), now, digest, r.content_type};
+
+    auto tx = store.begin(r.v != verb::get);
+    const auto rec = store.find(r.route, id_text);
+    std::optional<record_facts> known;
+    if (rec)
+      known = *rec;
+    decision d = decide(known, facts, opts.times);
+
+    if (d.act == action::stage) {
+      const incoming_request in{r.content_type, r.body};
+      const auto refusal = route.validate(in);
+      d = decide_stage(!refusal, refusal ? 0 : store.count_staged(r.principal),
+                       opts.max_staged_per_principal);
+      if (d.act == action::fail && d.error == errc::invalid_payload) {
+        return problem_response(errc::invalid_payload, *refusal);
+      }
+    }
+
+    switch (d.act) {
+      case action::fail:
+        return problem_response(d.error, std::string(detail_for(d.error)));
+      case action::confirm_staged:
+        return plain(200);
+      case action::replay:
+        ++stats.replays;
+        return stored(rec->response, protocol::outcome_replayed);
+      case action::no_change:
+        return plain(204);
+      case action::stage:
+        store.insert_staged(r.route, id_text, r.principal, id.timestamp_ms(), now, r.content_type,
+                            r.body, digest);
+        tx->commit();
+        return plain(201);
+      case action::tombstone:
+      case action::tombstone_unknown:
+        store.put_tombstone(r.route, id_text, r.principal, id.timestamp_ms(),
+                            tombstone_reason::deleted, now);
+        tx->commit();
+        return plain(204);
+      case action::execute:
+        break;
+    }
+
+    // action::execute: the logic, the stored response and its messages commit together.
+    stored_response response;
+    try {
+      basic_session base(store.connection(), r.route, id, r.principal,
+                         outbox_sender(std::string(r.route) + " " + id_text, now));
+      response = route.execute(base, {rec->request_content_type, rec->request_body});
+    } catch (const sqlite::error&) {
+      throw;  // storage trouble: 503 below
+    } catch (const std::exception& e) {
+      ++stats.logic_failures;
+      spdlog::warn("logic of {} {} failed, nothing committed: {}", r.route, id_text, e.what());
+      return problem_response(errc::execution_failed,
+                              "the business logic failed; nothing was committed and the request "
+                              "stays staged, so it may be retried");
+    }
+    store.mark_executed(r.route, id_text, response, now);
+    tx->commit();
+    crash_point("server.after_commit_before_reply");
+    ++stats.executions;
+    return stored(response, protocol::outcome_executed);
+  }
+};
+
+connector::connector(connector_options opts) : impl_(std::make_unique<impl>(std::move(opts))) {}
+connector::~connector() = default;
+
+void connector::add_route(std::string route_template, validate_fn validate, execute_fn execute) {
+  const std::string suffix = "/" + std::string(protocol::id_placeholder);
+  if (route_template.size() <= suffix.size() || !route_template.starts_with("/") ||
+      !route_template.ends_with(suffix) ||
+      route_template.find('{') != route_template.size() - suffix.size() + 1) {
+    throw std::invalid_argument("route template must look like /a/b/{id}: " + route_template);
+  }
+  if (!impl_->routes
+           .emplace(route_template, impl::route_entry{std::move(validate), std::move(execute)})
+           .second) {
+    throw std::invalid_argument("route registered twice: " + route_template);
+  }
+}
+
+void connector::on_message(std::string type, std::function<void(message_context&)> handler) {
+  impl_->handlers[std::move(type)] = std::move(handler);
+}
+
+std::vector<std::string> connector::routes() const {
+  std::vector<std::string> out;
+  for (const auto& [name, entry] : impl_->routes)
+    out.push_back(name);
+  return out;
+}
+
+interaction_response connector::handle(const interaction_request& r) {
+  const auto route = impl_->routes.find(r.route);
+  if (route == impl_->routes.end())
+    return problem_response(errc::not_found, "no such route");
+  const auto id = request_id::parse(r.id);
+  if (!id) {
+    return problem_response(errc::invalid_request_id,
+                            "the id must be a canonical lowercase UUID version 7");
+  }
+  try {
+    return impl_->handle(r, *id, route->second);
+  } catch (const std::exception& e) {
+    spdlog::error("storage failure on {} {}: {}", r.route, r.id, e.what());
+    return problem_response(errc::storage_unavailable,
+                            "storage failed; nothing was committed, the request may be retried");
+  }
+}
+
+sweep_result connector::sweep() {
+  auto tx = impl_->store.begin(true);
+  const sweep_result r = impl_->store.sweep(impl_->opts.clock(), impl_->opts.times);
+  tx->commit();
+  impl_->stats.swept_staged += r.expired_staged;
+  impl_->stats.swept_responses += r.expired_responses;
+  impl_->stats.purged_tombstones += r.purged_tombstones;
+  return r;
+}
+
+std::size_t connector::dispatch_outbox(int batch) {
+  auto& s = *impl_;
+  const std::int64_t now = s.opts.clock();
+  std::vector<outbox_message> due;
+  {
+    auto tx = s.store.begin(false);
+    due = s.store.outbox_due(now, batch);
+  }
+  std::size_t handled = 0;
+  for (const outbox_message& m : due) {
+    auto tx = s.store.begin(true);
+    const auto handler = s.handlers.find(m.type);
+    std::string error;
+    if (handler == s.handlers.end()) {
+      error = "no handler registered for message type " + m.type;
+    } else {
+      try {
+        const auto body = nlohmann::json::parse(m.body);
+        message_context ctx{s.store.connection(), m.type, body,
+                            s.outbox_sender("message " + std::to_string(m.seq), now)};
+        handler->second(ctx);
+        s.store.outbox_remove(m.seq);
+        tx->commit();
+        ++s.stats.messages_delivered;
+        ++handled;
+        continue;
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }
+    // The handler's writes are rolled back; record the failure in a fresh transaction.
+    tx.reset();
+    tx = s.store.begin(true);
+    ++s.stats.messages_failed;
+    if (m.attempts + 1 >= s.opts.outbox_max_attempts || handler == s.handlers.end()) {
+      s.store.outbox_dead_letter(m.seq, error, now);
+      ++s.stats.messages_dead_lettered;
+      spdlog::error("message {} ({}) dead-lettered: {}", m.seq, m.type, error);
+    } else {
+      const std::int64_t backoff = std::min<std::int64_t>(60000, 100LL << std::min(m.attempts, 9));
+      s.store.outbox_retry_later(m.seq, now + backoff, error);
+    }
+    tx->commit();
+  }
+  return handled;
+}
+
+state_counts connector::counts() {
+  auto tx = impl_->store.begin(false);
+  return impl_->store.counts();
+}
+std::int64_t connector::outbox_pending() {
+  auto tx = impl_->store.begin(false);
+  return impl_->store.outbox_pending();
+}
+std::int64_t connector::dead_letters() {
+  auto tx = impl_->store.begin(false);
+  return impl_->store.dead_letter_count();
+}
+connector_stats connector::stats() const {
+  return impl_->stats;
+}
+sqlite::connection& connector::db() {
+  return impl_->store.connection();
+}
+const connector_options& connector::options() const {
+  return impl_->opts;
+}
+
+}  // namespace exactly::server

@@ -1,0 +1,86 @@
+#include "metrics.hpp"
+
+#include <sstream>
+
+namespace exactly::server {
+
+void metrics::observe_request(unsigned status, double seconds) {
+  by_class_[std::min<unsigned>(status / 100, by_class_.size() - 1)]++;
+  std::size_t i = 0;
+  while (i < bucket_bounds.size() && seconds > bucket_bounds[i])
+    ++i;
+  buckets_[i]++;
+  count_++;
+  sum_micros_ += static_cast<std::int64_t>(seconds * 1e6);
+}
+
+void metrics::count_problem(errc e) {
+  const auto i = static_cast<std::size_t>(e);
+  if (i < problems_.size())
+    problems_[i]++;
+}
+
+std::string metrics::render(const connector_stats& s, const state_counts& rows,
+                            std::int64_t outbox_pending, std::int64_t dead_letters) const {
+  std::ostringstream o;
+  auto counter = [&o](const char* name, const char* help, std::int64_t v) {
+    o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n"
+      << name << ' ' << v << '\n';
+  };
+  auto gauge_header = [&o](const char* name, const char* help) {
+    o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " gauge\n";
+  };
+  counter("exactly_executions_total", "POSTs that ran the business logic.", s.executions);
+  counter("exactly_replays_total", "Stored responses sent again (POST or GET).", s.replays);
+  counter("exactly_logic_failures_total", "Business logic runs that threw; nothing committed.",
+          s.logic_failures);
+  counter("exactly_messages_delivered_total", "Outbox messages handled by local handlers.",
+          s.messages_delivered);
+  counter("exactly_messages_dead_lettered_total", "Outbox messages moved to dead letters.",
+          s.messages_dead_lettered);
+
+  o << "# HELP exactly_sweeper_deletions_total Rows changed by the sweeper, by kind.\n"
+       "# TYPE exactly_sweeper_deletions_total counter\n"
+    << "exactly_sweeper_deletions_total{kind=\"staged_expired\"} " << s.swept_staged << '\n'
+    << "exactly_sweeper_deletions_total{kind=\"response_expired\"} " << s.swept_responses << '\n'
+    << "exactly_sweeper_deletions_total{kind=\"tombstone_purged\"} " << s.purged_tombstones << '\n';
+
+  o << "# HELP exactly_problems_total Protocol problems answered, by type.\n"
+       "# TYPE exactly_problems_total counter\n";
+  for (errc e : all_errc) {
+    o << "exactly_problems_total{type=\"" << describe(e).name << "\"} "
+      << problems_[static_cast<std::size_t>(e)].load() << '\n';
+  }
+
+  gauge_header("exactly_interactions", "Interactions stored, by state.");
+  o << "exactly_interactions{state=\"staged\"} " << rows.staged << '\n'
+    << "exactly_interactions{state=\"executed\"} " << rows.executed << '\n'
+    << "exactly_interactions{state=\"tombstone\"} " << rows.tombstone << '\n';
+  gauge_header("exactly_outbox_pending", "Server outbox messages not yet handled.");
+  o << "exactly_outbox_pending " << outbox_pending << '\n';
+  gauge_header("exactly_dead_letters", "Messages in the dead-letter table.");
+  o << "exactly_dead_letters " << dead_letters << '\n';
+
+  o << "# HELP exactly_http_responses_total HTTP responses, by status class.\n"
+       "# TYPE exactly_http_responses_total counter\n";
+  for (std::size_t c = 1; c < by_class_.size(); ++c) {
+    o << "exactly_http_responses_total{class=\"" << c << "xx\"} " << by_class_[c].load() << '\n';
+  }
+
+  o << "# HELP exactly_request_duration_seconds Time from a request read to its reply written.\n"
+       "# TYPE exactly_request_duration_seconds histogram\n";
+  std::int64_t cumulative = 0;
+  for (std::size_t i = 0; i < bucket_bounds.size(); ++i) {
+    cumulative += buckets_[i].load();
+    o << "exactly_request_duration_seconds_bucket{le=\"" << bucket_bounds[i] << "\"} " << cumulative
+      << '\n';
+  }
+  cumulative += buckets_.back().load();
+  o << "exactly_request_duration_seconds_bucket{le=\"+Inf\"} " << cumulative << '\n'
+    << "exactly_request_duration_seconds_sum " << static_cast<double>(sum_micros_.load()) / 1e6
+    << '\n'
+    << "exactly_request_duration_seconds_count " << count_.load() << '\n';
+  return o.str();
+}
+
+}  // namespace exactly::server

@@ -1,0 +1,33 @@
+#pragma once
+// Request counters and the latency histogram of one http_server, rendered as Prometheus text.
+// Thread-safe: observe*() from the network thread, render() from any thread.
+
+#include <exactly/common/error.hpp>
+#include <exactly/server/connector.hpp>
+
+#include <array>
+#include <atomic>
+#include <string>
+
+namespace exactly::server {
+
+class metrics {
+ public:
+  static constexpr std::array<double, 12> bucket_bounds{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                        0.05,   0.1,   0.25,   0.5,   1.0,  2.5};
+
+  void observe_request(unsigned status, double seconds);
+  void count_problem(errc e);
+  // Prometheus text with the connector's counters and row gauges (call on the storage thread).
+  std::string render(const connector_stats& stats, const state_counts& rows,
+                     std::int64_t outbox_pending, std::int64_t dead_letters) const;
+
+ private:
+  std::array<std::atomic<std::int64_t>, 6> by_class_{};                        // index status/100
+  std::array<std::atomic<std::int64_t>, 32> problems_{};                       // index errc value
+  std::array<std::atomic<std::int64_t>, bucket_bounds.size() + 1> buckets_{};  // last = +Inf
+  std::atomic<std::int64_t> count_{0};
+  std::atomic<std::int64_t> sum_micros_{0};
+};
+
+}  // namespace exactly::server

@@ -1,0 +1,240 @@
+#include <exactly/common/migrations.hpp>
+#include <exactly/server/sqlite_store.hpp>
+
+namespace exactly::server {
+namespace {
+
+constexpr sqlite::migration schema[] = {
+    {1,
+     "CREATE TABLE exactly_interactions ("
+     " route TEXT NOT NULL,"
+     " id TEXT NOT NULL,"
+     " owner TEXT NOT NULL,"
+     " id_ms INTEGER NOT NULL,"
+     " state INTEGER NOT NULL,"    // 1 staged, 2 executed, 3 tombstone
+     " tombstone_reason INTEGER,"  // 1 deleted, 2 expired, 3 response-expired
+     " state_since_ms INTEGER NOT NULL,"
+     " request_content_type TEXT,"
+     " request_body BLOB,"
+     " request_sha256 BLOB,"
+     " response_status INTEGER,"
+     " response_content_type TEXT,"
+     " response_body BLOB,"
+     " PRIMARY KEY (route, id));"
+     "CREATE INDEX exactly_interactions_by_state ON exactly_interactions(state, state_since_ms);"
+     "CREATE INDEX exactly_interactions_by_owner ON exactly_interactions(owner, state);"
+     "CREATE TABLE exactly_server_outbox ("
+     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+     " type TEXT NOT NULL,"
+     " body TEXT NOT NULL,"
+     " source TEXT NOT NULL,"
+     " created_ms INTEGER NOT NULL,"
+     " attempts INTEGER NOT NULL DEFAULT 0,"
+     " next_attempt_ms INTEGER NOT NULL DEFAULT 0,"
+     " last_error TEXT);"
+     "CREATE TABLE exactly_server_dead_letters ("
+     " seq INTEGER PRIMARY KEY,"
+     " type TEXT NOT NULL,"
+     " body TEXT NOT NULL,"
+     " source TEXT NOT NULL,"
+     " created_ms INTEGER NOT NULL,"
+     " attempts INTEGER NOT NULL,"
+     " error TEXT NOT NULL,"
+     " failed_ms INTEGER NOT NULL);"},
+};
+
+class sqlite_transaction final : public store_transaction {
+ public:
+  sqlite_transaction(sqlite::connection& db, bool write)
+      : tx_(db,
+            write ? sqlite::transaction::mode::immediate : sqlite::transaction::mode::deferred) {}
+  void commit() override { tx_.commit(); }
+
+ private:
+  sqlite::transaction tx_;
+};
+
+}  // namespace
+
+sqlite_store::sqlite_store(const std::string& path, sqlite::options opts) : db_(path, opts) {
+  sqlite::migrate(db_, "exactly.server", schema);
+}
+
+std::unique_ptr<store_transaction> sqlite_store::begin(bool write) {
+  return std::make_unique<sqlite_transaction>(db_, write);
+}
+
+std::optional<interaction_record> sqlite_store::find(std::string_view route, std::string_view id) {
+  auto& q = db_.prepare(
+      "SELECT owner, id_ms, state, tombstone_reason, state_since_ms, request_content_type,"
+      " request_body, request_sha256, response_status, response_content_type, response_body"
+      " FROM exactly_interactions WHERE route = ? AND id = ?");
+  q.bind_all(route, id);
+  if (!q.step()) {
+    q.reset();
+    return std::nullopt;
+  }
+  interaction_record r;
+  r.owner = q.text(0);
+  r.id_ms = q.int64(1);
+  r.state = static_cast<id_state>(q.int64(2));
+  if (!q.is_null(3))
+    r.reason = static_cast<tombstone_reason>(q.int64(3));
+  r.state_since_ms = q.int64(4);
+  r.request_content_type = q.text(5);
+  r.request_body = q.text(6);
+  r.request_sha256 = q.text(7);
+  if (!q.is_null(8))
+    r.response.status = static_cast<unsigned>(q.int64(8));
+  r.response.content_type = q.text(9);
+  r.response.body = q.text(10);
+  q.reset();
+  return r;
+}
+
+std::int64_t sqlite_store::count_staged(std::string_view owner) {
+  return *db_.query_int64("SELECT count(*) FROM exactly_interactions WHERE owner = ? AND state = 1",
+                          owner);
+}
+
+void sqlite_store::insert_staged(std::string_view route, std::string_view id,
+                                 std::string_view owner, std::int64_t id_ms, std::int64_t now_ms,
+                                 std::string_view content_type, std::string_view body,
+                                 std::string_view sha256) {
+  auto& q = db_.prepare(
+      "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, state_since_ms,"
+      " request_content_type, request_body, request_sha256) VALUES(?, ?, ?, ?, 1, ?, ?, ?, ?)");
+  q.bind_all(route, id, owner, id_ms, now_ms, content_type);
+  q.bind_blob(7, body).bind_blob(8, sha256);
+  q.run();
+}
+
+void sqlite_store::mark_executed(std::string_view route, std::string_view id,
+                                 const stored_response& response, std::int64_t now_ms) {
+  auto& q = db_.prepare(
+      "UPDATE exactly_interactions SET state = 2, state_since_ms = ?, response_status = ?,"
+      " response_content_type = ?, response_body = ?, request_body = NULL"
+      " WHERE route = ? AND id = ? AND state = 1");
+  q.bind_all(now_ms, response.status, response.content_type);
+  q.bind_blob(4, response.body);
+  q.bind(5, route).bind(6, id);
+  q.run();
+  if (db_.changes() != 1)
+    throw sqlite::error(1, "mark_executed: interaction is not staged");
+}
+
+void sqlite_store::put_tombstone(std::string_view route, std::string_view id,
+                                 std::string_view owner, std::int64_t id_ms,
+                                 tombstone_reason reason, std::int64_t now_ms) {
+  auto& q = db_.prepare(
+      "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, tombstone_reason,"
+      " state_since_ms) VALUES(?, ?, ?, ?, 3, ?, ?)"
+      " ON CONFLICT(route, id) DO UPDATE SET state = 3,"
+      " tombstone_reason = excluded.tombstone_reason, state_since_ms = excluded.state_since_ms,"
+      " request_content_type = NULL, request_body = NULL, request_sha256 = NULL,"
+      " response_status = NULL, response_content_type = NULL, response_body = NULL");
+  q.bind_all(route, id, owner, id_ms, static_cast<int>(reason), now_ms);
+  q.run();
+}
+
+sweep_result sqlite_store::sweep(std::int64_t now_ms, const timing& t) {
+  sweep_result r;
+  auto& staged = db_.prepare(
+      "UPDATE exactly_interactions SET state = 3, tombstone_reason = 2, state_since_ms = ?,"
+      " request_content_type = NULL, request_body = NULL, request_sha256 = NULL"
+      " WHERE state = 1 AND state_since_ms <= ?");
+  staged.bind_all(now_ms, now_ms - t.staged_ttl_ms).run();
+  r.expired_staged = db_.changes();
+  auto& executed = db_.prepare(
+      "UPDATE exactly_interactions SET state = 3, tombstone_reason = 3, state_since_ms = ?,"
+      " request_content_type = NULL, request_body = NULL, request_sha256 = NULL,"
+      " response_status = NULL, response_content_type = NULL, response_body = NULL"
+      " WHERE state = 2 AND state_since_ms <= ?");
+  executed.bind_all(now_ms, now_ms - t.response_retention_ms).run();
+  r.expired_responses = db_.changes();
+  // Same rule as tombstone_purgeable(): both the id's time and the tombstone's age left the window.
+  auto& purge = db_.prepare(
+      "DELETE FROM exactly_interactions WHERE state = 3 AND state_since_ms < ? AND id_ms < ?");
+  const std::int64_t horizon = now_ms - t.acceptance_window_ms;
+  purge.bind_all(horizon, horizon).run();
+  r.purged_tombstones = db_.changes();
+  return r;
+}
+
+state_counts sqlite_store::counts() {
+  state_counts c;
+  auto& q = db_.prepare("SELECT state, count(*) FROM exactly_interactions GROUP BY state");
+  while (q.step()) {
+    switch (q.int64(0)) {
+      case 1:
+        c.staged = q.int64(1);
+        break;
+      case 2:
+        c.executed = q.int64(1);
+        break;
+      case 3:
+        c.tombstone = q.int64(1);
+        break;
+      default:
+        break;
+    }
+  }
+  q.reset();
+  return c;
+}
+
+void sqlite_store::outbox_add(std::string_view type, std::string_view body, std::string_view source,
+                              std::int64_t now_ms) {
+  db_.prepare(
+         "INSERT INTO exactly_server_outbox(type, body, source, created_ms, next_attempt_ms)"
+         " VALUES(?, ?, ?, ?, 0)")
+      .bind_all(type, body, source, now_ms)
+      .run();
+}
+
+std::vector<outbox_message> sqlite_store::outbox_due(std::int64_t now_ms, int limit) {
+  auto& q = db_.prepare(
+      "SELECT seq, type, body, source, attempts FROM exactly_server_outbox"
+      " WHERE next_attempt_ms <= ? ORDER BY seq LIMIT ?");
+  q.bind_all(now_ms, limit);
+  std::vector<outbox_message> out;
+  while (q.step()) {
+    out.push_back({q.int64(0), q.text(1), q.text(2), q.text(3), static_cast<int>(q.int64(4))});
+  }
+  q.reset();
+  return out;
+}
+
+void sqlite_store::outbox_remove(std::int64_t seq) {
+  db_.prepare("DELETE FROM exactly_server_outbox WHERE seq = ?").bind(1, seq).run();
+}
+
+void sqlite_store::outbox_retry_later(std::int64_t seq, std::int64_t next_attempt_ms,
+                                      std::string_view error) {
+  db_.prepare(
+         "UPDATE exactly_server_outbox SET attempts = attempts + 1, next_attempt_ms = ?,"
+         " last_error = ? WHERE seq = ?")
+      .bind_all(next_attempt_ms, error, seq)
+      .run();
+}
+
+void sqlite_store::outbox_dead_letter(std::int64_t seq, std::string_view error,
+                                      std::int64_t now_ms) {
+  db_.prepare(
+         "INSERT INTO exactly_server_dead_letters(seq, type, body, source, created_ms, attempts,"
+         " error, failed_ms) SELECT seq, type, body, source, created_ms, attempts + 1, ?, ?"
+         " FROM exactly_server_outbox WHERE seq = ?")
+      .bind_all(error, now_ms, seq)
+      .run();
+  outbox_remove(seq);
+}
+
+std::int64_t sqlite_store::outbox_pending() {
+  return *db_.query_int64("SELECT count(*) FROM exactly_server_outbox");
+}
+
+std::int64_t sqlite_store::dead_letter_count() {
+  return *db_.query_int64("SELECT count(*) FROM exactly_server_dead_letters");
+}
+
+}  // namespace exactly::server

@@ -1,0 +1,66 @@
+// client-crash-driver: a billing endpoint that sends N orders through invoke_http to the echo
+// server and runs until everything is done. Restartable: it seeds its orders once, then picks up
+// where it was. Usage: client-crash-driver DB PORT N. Exit 0 when quiet, 3 on timeout.
+
+#include <exactly/client/endpoint.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::cerr << "usage: client-crash-driver DB PORT N\n";
+    return 2;
+  }
+  const std::string port = argv[2];
+  const int n = std::atoi(argv[3]);
+  exactly::sqlite::connection db(argv[1]);
+  db.exec(
+      "CREATE TABLE IF NOT EXISTS seeded (one INTEGER PRIMARY KEY);"
+      "CREATE TABLE IF NOT EXISTS bills (order_id TEXT PRIMARY KEY);"
+      "CREATE TABLE IF NOT EXISTS results (order_id TEXT PRIMARY KEY, status INTEGER,"
+      " n INTEGER NOT NULL)");
+  exactly::client::endpoint ep("billing", db,
+                               {.max_attempts = 100,
+                                .retry_base = std::chrono::milliseconds(5),
+                                .retry_cap = std::chrono::milliseconds(100),
+                                .transport = exactly::client::make_beast_transport()});
+  const std::string url = "http://127.0.0.1:" + port + "/vectors/echo/{id}";
+  ep.on("bill", [&url](exactly::client::handler_context& ctx) {
+    const std::string order = ctx.incoming().body.at("order");
+    ctx.db().prepare("INSERT INTO bills VALUES (?)").bind(1, order).run();
+    ctx.invoke_http(url, R"({"status":200,"reply":")" + order + "\"}", "application/json",
+                    {.type = "bill_result", .body = {{"order", order}}});
+  });
+  ep.on("bill_result", [](exactly::client::handler_context& ctx) {
+    ctx.db()
+        .prepare(
+            "INSERT INTO results VALUES (?, ?, 1) ON CONFLICT(order_id) DO UPDATE SET n = n + 1")
+        .bind_all(ctx.incoming().body.at("order").get<std::string>(), ctx.response()->status)
+        .run();
+  });
+  {
+    exactly::sqlite::transaction tx(db);
+    if (!db.query_int64("SELECT one FROM seeded")) {
+      for (int i = 0; i < n; ++i) {
+        ep.queues().enqueue("billing",
+                            {.id = "order-" + std::to_string(i),
+                             .type = "bill",
+                             .body = {{"order", "o-" + std::to_string(i)}}},
+                            exactly::system_now_ms());
+      }
+      db.exec("INSERT INTO seeded VALUES (1)");
+    }
+    tx.commit();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    ep.run_until_idle();
+    if (ep.queues().queued("billing") == 0 && ep.invocations().pending() == 0)
+      return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return 3;
+}

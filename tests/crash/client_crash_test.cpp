@@ -1,0 +1,90 @@
+// The crash matrix: the client process is killed at each step boundary of the protocol (and the
+// server between its commit and its reply), restarted on the same database, and left to finish.
+// Then, counted in both databases: each committed invoke executed once, each follow-up committed
+// once, nothing pending on the client, no executed rows left on the server.
+
+#include <child_process.hpp>
+#include <echo_server.hpp>
+
+#include <exactly/common/crash_point.hpp>
+#include <exactly/common/sqlite.hpp>
+
+#include <gtest/gtest.h>
+
+namespace exactly::test {
+namespace {
+
+constexpr int orders = 6;
+
+std::int64_t count(const std::string& db, const std::string& sql) {
+  sqlite::connection c(db);
+  return c.query_int64(sql).value_or(0);
+}
+
+struct crash_case {
+  const char* point;
+  bool in_server;  // the crash point is the server's
+};
+
+class client_crash_matrix : public ::testing::TestWithParam<crash_case> {};
+
+TEST_P(client_crash_matrix, finishes_exactly_once_after_a_crash) {
+  const crash_case c = GetParam();
+  temp_dir dir;
+  const std::string server_db = (dir.path() / "server.db").string();
+  const std::string client_db = (dir.path() / "client.db").string();
+  auto server = std::make_unique<echo_server_process>(server_db, 0, c.in_server ? c.point : "");
+  const std::uint16_t port = server->port();
+  const std::vector<std::string> driver = {EXACTLY_CLIENT_DRIVER, client_db, std::to_string(port),
+                                           std::to_string(orders)};
+  if (c.in_server) {
+    child_process client(driver);
+    EXPECT_EQ(server->wait_exit(), crash_exit_code);  // died after its first execution commit
+    server = std::make_unique<echo_server_process>(server_db, port);
+    EXPECT_EQ(client.wait_exit(), 0);
+  } else {
+    child_process crashed(driver, c.point);
+    EXPECT_EQ(crashed.wait_exit(), crash_exit_code) << "never reached " << c.point;
+    child_process restarted(driver);
+    EXPECT_EQ(restarted.wait_exit(), 0);
+  }
+  EXPECT_EQ(server->terminate(), 0);
+
+  EXPECT_EQ(count(server_db, "SELECT sum(n) FROM echo_executions"), orders);
+  EXPECT_EQ(count(server_db, "SELECT max(n) FROM echo_executions"), 1);
+  EXPECT_EQ(count(server_db, "SELECT count(*) FROM exactly_interactions WHERE state = 2"), 0);
+  const std::int64_t staged =
+      count(server_db, "SELECT count(*) FROM exactly_interactions WHERE state = 1");
+  if (std::string(c.point) == "client.after_put_before_commit") {
+    // The crashed attempt's PUT was never committed or deleted: the staged TTL removes it.
+    EXPECT_LE(staged, 1);
+  } else {
+    EXPECT_EQ(staged, 0);
+  }
+  EXPECT_EQ(count(client_db, "SELECT count(*) FROM bills"), orders);
+  EXPECT_EQ(count(client_db, "SELECT count(*) FROM results WHERE status = 200"), orders);
+  EXPECT_EQ(count(client_db, "SELECT max(n) FROM results"), 1);
+  EXPECT_EQ(count(client_db, "SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(count(client_db, "SELECT count(*) FROM exactly_queue"), 0);
+  EXPECT_EQ(count(client_db, "SELECT count(*) FROM exactly_error_queue"), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(points, client_crash_matrix,
+                         ::testing::Values(crash_case{"client.after_put_before_commit", false},
+                                           crash_case{"client.after_commit_before_post_or_delete",
+                                                      false},
+                                           crash_case{"server.after_commit_before_reply", true},
+                                           crash_case{"client.after_post_before_follow_up", false},
+                                           crash_case{"client.after_get_before_commit", false},
+                                           crash_case{"client.after_delete_before_done", false}),
+                         [](const auto& info) {
+                           std::string n = info.param.point;
+                           for (char& ch : n) {
+                             if (ch == '.')
+                               ch = '_';
+                           }
+                           return n;
+                         });
+
+}  // namespace
+}  // namespace exactly::test

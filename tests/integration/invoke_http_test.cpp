@@ -1,0 +1,218 @@
+// The client runtime against the real connector: invoke_http from a handler, POST after commit,
+// follow-up with the stored response, DELETE; counted on both sides.
+
+#include <echo_server.hpp>
+#include <fault_proxy.hpp>
+#include <http_client.hpp>
+#include <requests.hpp>
+
+#include <exactly/client/endpoint.hpp>
+#include <exactly/client/runtime.hpp>
+
+#include <gtest/gtest.h>
+
+namespace exactly::test {
+namespace {
+
+class invoke_http : public ::testing::Test {
+ protected:
+  invoke_http() : db_((dir_.path() / "client.db").string()) {
+    cfg_.max_staged_per_principal = 10000;
+    db_.exec(
+        "CREATE TABLE bills (order_id TEXT PRIMARY KEY);"
+        "CREATE TABLE results (order_id TEXT PRIMARY KEY, status INTEGER, body TEXT, n INTEGER)");
+  }
+
+  client::endpoint make_endpoint(std::uint16_t port) {
+    auto transport = client::make_beast_transport(
+        {.keys = {{"127.0.0.1:" + std::to_string(port), "alice-key"}}});
+    client::endpoint ep("billing", db_,
+                        {.max_attempts = 3,
+                         .retry_base = std::chrono::milliseconds(5),
+                         .retry_cap = std::chrono::milliseconds(50),
+                         .transport = std::move(transport)});
+    url_ = "http://127.0.0.1:" + std::to_string(port) + "/vectors/echo/{id}";
+    ep.on("bill", [this](client::handler_context& ctx) {
+      const std::string order = ctx.incoming().body.at("order");
+      ctx.db().prepare("INSERT INTO bills VALUES (?)").bind(1, order).run();
+      ctx.invoke_http(url_, ctx.incoming().body.at("payload").dump(), "application/json",
+                      {.type = "bill_result", .body = {{"order", order}}});
+      if (ctx.incoming().body.value("fail_after_put", false))
+        throw std::runtime_error("boom");
+    });
+    ep.on("bill_result", [](client::handler_context& ctx) {
+      ASSERT_NE(ctx.response(), nullptr);
+      ctx.db()
+          .prepare(
+              "INSERT INTO results VALUES (?, ?, ?, 1)"
+              " ON CONFLICT(order_id) DO UPDATE SET n = n + 1")
+          .bind_all(ctx.incoming().body.at("order").get<std::string>(), ctx.response()->status,
+                    ctx.response()->body)
+          .run();
+    });
+    return ep;
+  }
+
+  // Drives the endpoint until nothing is queued or pending, up to 20 s.
+  void quiesce(client::endpoint& ep) {
+    for (int i = 0; i < 2000; ++i) {
+      ep.run_until_idle();
+      if (ep.queues().queued("billing") == 0 && ep.invocations().pending() == 0)
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    FAIL() << "did not quiesce";
+  }
+
+  std::int64_t q(const char* sql) { return db_.query_int64(sql).value_or(-1); }
+
+  temp_dir dir_;
+  echo_server_config cfg_;
+  sqlite::connection db_;
+  std::string url_;
+};
+
+TEST_F(invoke_http, each_invocation_executes_once_and_each_follow_up_commits_once) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  constexpr int n = 30;
+  for (int i = 0; i < n; ++i) {
+    const int status = i % 3 == 0 ? 200 : i % 3 == 1 ? 402 : 500;  // business outcomes all
+    ep.send("billing", {.type = "bill",
+                        .body = {{"order", "o-" + std::to_string(i)},
+                                 {"payload", {{"status", status}, {"reply", i}}}}});
+  }
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), n);
+  EXPECT_EQ(q("SELECT count(*) FROM results"), n);
+  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 402"), n / 3);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE order_id = 'o-4' AND body = '{\"reply\":4}'"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
+  const auto rows = server.rows();
+  EXPECT_EQ(rows.staged, 0);
+  EXPECT_EQ(rows.executed, 0);
+  EXPECT_EQ(rows.tombstone, n);
+}
+
+TEST_F(invoke_http, lost_and_duplicated_traffic_still_executes_once) {
+  echo_server server(cfg_);
+  tools::fault_proxy proxy({.upstream_port = server.port(),
+                            .drop_request = 0.1,
+                            .drop_response = 0.15,
+                            .reset = 0.05,
+                            .duplicate = 0.15,
+                            .seed = 7});
+  auto ep = make_endpoint(proxy.start());
+  constexpr int n = 40;
+  for (int i = 0; i < n; ++i) {
+    ep.send("billing", {.type = "bill",
+                        .body = {{"order", "o-" + std::to_string(i)},
+                                 {"payload", {{"status", 200}, {"reply", i}}}}});
+  }
+  quiesce(ep);
+  const auto f = proxy.counts();
+  EXPECT_GT(f.dropped_responses + f.dropped_requests + f.resets, 0u);
+  EXPECT_EQ(q("SELECT count(*) FROM results"), n);
+  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
+  // Every committed invoke executed once; a PUT whose handler attempt failed never executes.
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(server.rows().executed, 0);
+}
+
+TEST_F(invoke_http, a_failed_attempt_deletes_its_put_and_never_executes) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  ep.send("billing",
+          {.type = "bill",
+           .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}, {"fail_after_put", true}}});
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), 0);
+  EXPECT_EQ(server.rows().staged, 0);     // each attempt's PUT was DELETEd
+  EXPECT_EQ(server.rows().tombstone, 3);  // three attempts, three ids
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 1);
+}
+
+TEST_F(invoke_http, a_consumed_id_on_post_goes_to_the_error_queue_not_reinvoked) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});
+  ASSERT_EQ(ep.process_due(), 1u);  // handler committed; POST not yet published
+  // Someone deletes the staged request behind the runtime's back.
+  auto& s = db_.prepare("SELECT url FROM exactly_invocations");
+  ASSERT_TRUE(s.step());
+  const std::string url = s.text(0);
+  s.reset();
+  http_client c(server.port());
+  ASSERT_EQ(c.request("DELETE", url.substr(url.find("/vectors")), "", alice).status, 204u);
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM results"), 0);
+  const auto errors = ep.queues().errors("billing");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].msg.type, "bill_result");
+  EXPECT_NE(errors[0].error.find("request-consumed"), std::string::npos) << errors[0].error;
+}
+
+TEST_F(invoke_http, concurrent_workers_still_execute_once_and_follow_up_once) {
+  echo_server server(cfg_);
+  const std::string url =
+      "http://127.0.0.1:" + std::to_string(server.port()) + "/vectors/echo/{id}";
+  auto setup = [&](sqlite::connection& db) {
+    std::vector<std::unique_ptr<client::endpoint>> eps;
+    eps.push_back(std::make_unique<client::endpoint>(
+        "billing", db,
+        client::endpoint_options{
+            .retry_base = std::chrono::milliseconds(5),
+            .retry_cap = std::chrono::milliseconds(50),
+            .transport = client::make_beast_transport(
+                {.keys = {{"127.0.0.1:" + std::to_string(server.port()), "alice-key"}}})}));
+    eps[0]->on("bill", [url](client::handler_context& ctx) {
+      const std::string order = ctx.incoming().body.at("order");
+      ctx.db().prepare("INSERT INTO bills VALUES (?)").bind(1, order).run();
+      ctx.invoke_http(url, R"({"status":200})", "application/json",
+                      {.type = "bill_result", .body = {{"order", order}}});
+    });
+    eps[0]->on("bill_result", [](client::handler_context& ctx) {
+      ctx.db()
+          .prepare(
+              "INSERT INTO results VALUES (?, ?, '', 1)"
+              " ON CONFLICT(order_id) DO UPDATE SET n = n + 1")
+          .bind_all(ctx.incoming().body.at("order").get<std::string>(), ctx.response()->status)
+          .run();
+    });
+    return eps;
+  };
+  constexpr int n = 100;
+  {
+    client::queue_store queues(db_);
+    sqlite::transaction tx(db_);
+    for (int i = 0; i < n; ++i) {
+      queues.enqueue(
+          "billing",
+          {.id = std::to_string(i), .type = "bill", .body = {{"order", "o-" + std::to_string(i)}}},
+          0);
+    }
+    tx.commit();
+  }
+  client::runtime rt((dir_.path() / "client.db").string(), {}, setup, {.workers = 4});
+  rt.start();
+  EXPECT_TRUE(eventually([&] {
+    return q("SELECT count(*) FROM results") == n &&
+           q("SELECT count(*) FROM exactly_invocations") == 0;
+  }));
+  rt.stop();
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), n);
+  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 0);
+  EXPECT_EQ(server.rows().executed, 0);
+  EXPECT_EQ(server.rows().staged, 0);
+}
+
+}  // namespace
+}  // namespace exactly::test

@@ -1,0 +1,75 @@
+#include "child_process.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace exactly::test {
+
+child_process::child_process(const std::vector<std::string>& argv, const std::string& crash_at,
+                             bool wait_for_line) {
+  int out[2];
+  if (pipe(out) != 0)
+    throw std::runtime_error("pipe");
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    close(out[0]);
+    close(out[1]);
+    if (!crash_at.empty())
+      setenv("EXACTLY_CRASH_AT", crash_at.c_str(), 1);
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+      args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out[1]);
+  FILE* f = fdopen(out[0], "r");
+  if (wait_for_line) {
+    char line[256] = {};
+    if (!fgets(line, sizeof line, f)) {
+      fclose(f);
+      throw std::runtime_error(argv[0] + " printed nothing");
+    }
+    first_line_ = line;
+  }
+  fclose(f);  // later output goes nowhere; children print only their first line on stdout
+}
+
+child_process::~child_process() {
+  if (pid_ > 0)
+    kill_hard();
+}
+
+void child_process::kill_hard() {
+  ::kill(pid_, SIGKILL);
+  wait_exit();
+}
+
+int child_process::terminate() {
+  ::kill(pid_, SIGTERM);
+  return wait_exit();
+}
+
+int child_process::wait_exit() {
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+echo_server_process::echo_server_process(const std::string& db, std::uint16_t port,
+                                         const std::string& crash_at)
+    : child_process({EXACTLY_ECHO_SERVER, "--listen", "127.0.0.1:" + std::to_string(port), "--db",
+                     db, "--open"},
+                    crash_at, true) {
+  const std::string& s = first_line();
+  port_ = static_cast<std::uint16_t>(std::stoi(s.substr(s.rfind(':') + 1)));
+}
+
+}  // namespace exactly::test

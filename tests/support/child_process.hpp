@@ -1,0 +1,44 @@
+#pragma once
+// A program of the build started as a child process, optionally with EXACTLY_CRASH_AT set.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace exactly::test {
+
+class child_process {
+ public:
+  // Starts argv[0] with the arguments; with `wait_for_line`, returns once the child printed its
+  // first line on stdout (see first_line()). Throws std::runtime_error if it cannot start.
+  child_process(const std::vector<std::string>& argv, const std::string& crash_at = "",
+                bool wait_for_line = false);
+  ~child_process();  // SIGKILLs a child still running
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+
+  const std::string& first_line() const { return first_line_; }
+  void kill_hard();
+  // SIGTERM, then the exit status.
+  int terminate();
+  // The exit status (128 + signal when killed by a signal).
+  int wait_exit();
+
+ private:
+  pid_t pid_ = -1;
+  std::string first_line_;
+};
+
+// The echo-server sample on 127.0.0.1:`port` (0 = any) in open mode, started and ready.
+class echo_server_process : public child_process {
+ public:
+  echo_server_process(const std::string& db, std::uint16_t port, const std::string& crash_at = "");
+  std::uint16_t port() const { return port_; }
+
+ private:
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace exactly::test

@@ -1,0 +1,99 @@
+#include "echo_server.hpp"
+
+#include <exactly/common/clock.hpp>
+#include <exactly/common/request_id.hpp>
+
+namespace exactly::test {
+
+temp_dir::temp_dir() {
+  path_ =
+      std::filesystem::temp_directory_path() / ("exactly-test-" + request_id::mint().to_string());
+  std::filesystem::create_directories(path_);
+}
+
+temp_dir::~temp_dir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+echo_server::echo_server(echo_server_config cfg) {
+  server::connector_options co;
+  co.db_path = db_path();
+  co.max_staged_per_principal = cfg.max_staged_per_principal;
+  co.clock = [this] { return now_ms(); };
+  co.db.busy_timeout = cfg.busy_timeout;
+  if (cfg.synchronous_normal)
+    co.db.sync = sqlite::synchronous::normal;
+  connector_ = std::make_unique<server::connector>(co);
+  register_echo_app(*connector_);
+
+  server::server_options so;
+  so.open_mode = cfg.open_mode;
+  if (!cfg.open_mode)
+    so.api_keys = {{"alice-key", "alice"}, {"bob-key", "bob"}};
+  so.max_body_bytes = cfg.max_body_bytes;
+  so.read_timeout = cfg.read_timeout;
+  so.idle_timeout = cfg.idle_timeout;
+  so.shutdown_grace = cfg.shutdown_grace;
+  so.dispatch_interval = std::chrono::milliseconds(20);
+  so.sweep_interval = std::chrono::hours(24);  // tests sweep explicitly
+  http_ = std::make_unique<server::http_server>(so, *connector_);
+  if (cfg.plain_route) {
+    http_->add_route("POST", "/plain/{id}", [this](const server::http_request& r) {
+      connector_->db()
+          .prepare("INSERT INTO plain_writes(id, body) VALUES(?, ?)")
+          .bind_all(r.params.at("id"), r.body)
+          .run();
+      return server::http_response{200, "application/json", R"({"ok":true})", {}};
+    });
+    connector_->db().exec(
+        "CREATE TABLE IF NOT EXISTS plain_writes (id TEXT PRIMARY KEY, body TEXT NOT NULL)");
+  }
+  port_ = http_->start();
+}
+
+echo_server::~echo_server() {
+  http_->stop();
+}
+
+std::int64_t echo_server::now_ms() const {
+  return system_now_ms() + offset_ms_.load();
+}
+
+server::sweep_result echo_server::sweep() {
+  server::sweep_result r;
+  http_->run_on_storage([&] { r = connector_->sweep(); });
+  return r;
+}
+
+server::state_counts echo_server::rows() {
+  server::state_counts r;
+  http_->run_on_storage([&] { r = connector_->counts(); });
+  return r;
+}
+
+std::int64_t echo_server::executions(const std::string& id) {
+  std::int64_t n = 0;
+  http_->run_on_storage([&] { n = echo_executions(connector_->db(), id); });
+  return n;
+}
+
+std::int64_t echo_server::executions_total() {
+  std::int64_t n = 0;
+  http_->run_on_storage([&] { n = echo_executions_total(connector_->db()); });
+  return n;
+}
+
+std::int64_t echo_server::deliveries(const std::string& id) {
+  std::int64_t n = 0;
+  http_->run_on_storage([&] { n = echo_deliveries(connector_->db(), id); });
+  return n;
+}
+
+std::int64_t echo_server::outbox_pending() {
+  std::int64_t n = 0;
+  http_->run_on_storage([&] { n = connector_->outbox_pending(); });
+  return n;
+}
+
+}  // namespace exactly::test

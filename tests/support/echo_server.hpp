@@ -1,0 +1,68 @@
+#pragma once
+// An in-process connector server with the echo app on 127.0.0.1:0, a fresh database in a temp
+// directory, API keys alice/bob, and a clock the test can move forward.
+
+#include <echo_app.hpp>
+
+#include <exactly/server/http_server.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+
+namespace exactly::test {
+using namespace exactly::samples;
+
+// A fresh temporary directory, removed on destruction.
+class temp_dir {
+ public:
+  temp_dir();
+  ~temp_dir();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+struct echo_server_config {
+  std::size_t max_body_bytes = 1024;
+  std::int64_t max_staged_per_principal = 3;
+  bool open_mode = false;
+  std::chrono::milliseconds read_timeout{15000};
+  std::chrono::milliseconds idle_timeout{60000};
+  std::chrono::milliseconds shutdown_grace{10000};
+  std::chrono::milliseconds busy_timeout{10000};  // SQLite wait for another writer
+  bool synchronous_normal = false;                // opt out of synchronous=FULL (benchmarks only)
+  bool plain_route = true;  // POST /plain/{id}: one insert, the benchmark's baseline
+};
+
+class echo_server {
+ public:
+  explicit echo_server(echo_server_config cfg = {});
+  ~echo_server();
+
+  std::uint16_t port() const { return port_; }
+  std::string db_path() const { return (dir_.path() / "server.db").string(); }
+  // The server clock (system time plus the advance so far).
+  std::int64_t now_ms() const;
+  void advance_seconds(std::int64_t s) { offset_ms_ += s * 1000; }
+  server::sweep_result sweep();
+  server::state_counts rows();
+  std::int64_t executions(const std::string& id);
+  std::int64_t executions_total();
+  std::int64_t deliveries(const std::string& id);
+  std::int64_t outbox_pending();
+  std::string metrics() { return http_->metrics_text(); }
+  void stop() { http_->stop(); }
+  server::connector& connector() { return *connector_; }
+  server::http_server& http() { return *http_; }
+
+ private:
+  temp_dir dir_;
+  std::atomic<std::int64_t> offset_ms_{0};
+  std::unique_ptr<server::connector> connector_;
+  std::unique_ptr<server::http_server> http_;
+  std::uint16_t port_ = 0;
+};
+
+}  // namespace exactly::test

@@ -1,0 +1,215 @@
+// The server's id state machine: every stored state × verb × owner, with expectations written out.
+
+#include <exactly/server/id_state.hpp>
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace exactly::server {
+namespace {
+
+constexpr std::int64_t now = 10'000'000'000;  // ms
+const timing t{};                             // defaults: 24 h, 7 d, 1 h, 5 min
+
+enum class stored {
+  unknown,
+  staged,
+  executed,
+  tomb_deleted,
+  tomb_expired,
+  tomb_response_expired,
+  staged_past_ttl,
+  executed_past_retention,
+};
+
+std::optional<record_facts> make(stored s, const std::string& owner = "alice") {
+  record_facts r;
+  r.owner = owner;
+  r.request_sha256 = "digest";
+  r.request_content_type = "application/json";
+  r.state_since_ms = now - 1000;
+  switch (s) {
+    case stored::unknown:
+      return std::nullopt;
+    case stored::staged:
+      r.state = id_state::staged;
+      break;
+    case stored::executed:
+      r.state = id_state::executed;
+      break;
+    case stored::tomb_deleted:
+      r.state = id_state::tombstone;
+      r.reason = tombstone_reason::deleted;
+      break;
+    case stored::tomb_expired:
+      r.state = id_state::tombstone;
+      r.reason = tombstone_reason::expired;
+      break;
+    case stored::tomb_response_expired:
+      r.state = id_state::tombstone;
+      r.reason = tombstone_reason::response_expired;
+      break;
+    case stored::staged_past_ttl:
+      r.state = id_state::staged;
+      r.state_since_ms = now - t.staged_ttl_ms;
+      break;
+    case stored::executed_past_retention:
+      r.state = id_state::executed;
+      r.state_since_ms = now - t.response_retention_ms;
+      break;
+  }
+  return r;
+}
+
+request_facts facts(verb v, std::string_view principal = "alice") {
+  return {v, principal, now - 1000, now, "digest", "application/json"};
+}
+
+decision ok(action a) {
+  return {a, errc::request_unknown};
+}
+decision no(errc e) {
+  return {action::fail, e};
+}
+
+struct row {
+  stored s;
+  verb v;
+  decision want;
+};
+
+// Owner's view: every stored state × every verb, the request body identical to the staged one.
+const row table[] = {
+    {stored::unknown, verb::put, ok(action::stage)},
+    {stored::unknown, verb::post, no(errc::request_unknown)},
+    {stored::unknown, verb::get, no(errc::request_unknown)},
+    {stored::unknown, verb::del, ok(action::tombstone_unknown)},
+    {stored::staged, verb::put, ok(action::confirm_staged)},
+    {stored::staged, verb::post, ok(action::execute)},
+    {stored::staged, verb::get, no(errc::not_executed)},
+    {stored::staged, verb::del, ok(action::tombstone)},
+    {stored::executed, verb::put, no(errc::request_consumed)},
+    {stored::executed, verb::post, ok(action::replay)},
+    {stored::executed, verb::get, ok(action::replay)},
+    {stored::executed, verb::del, ok(action::tombstone)},
+    {stored::tomb_deleted, verb::put, no(errc::request_consumed)},
+    {stored::tomb_deleted, verb::post, no(errc::request_consumed)},
+    {stored::tomb_deleted, verb::get, no(errc::request_consumed)},
+    {stored::tomb_deleted, verb::del, ok(action::no_change)},
+    {stored::tomb_expired, verb::put, no(errc::request_consumed)},
+    {stored::tomb_expired, verb::post, no(errc::request_expired)},
+    {stored::tomb_expired, verb::get, no(errc::request_expired)},
+    {stored::tomb_expired, verb::del, ok(action::no_change)},
+    {stored::tomb_response_expired, verb::put, no(errc::request_consumed)},
+    {stored::tomb_response_expired, verb::post, no(errc::response_expired)},
+    {stored::tomb_response_expired, verb::get, no(errc::response_expired)},
+    {stored::tomb_response_expired, verb::del, ok(action::no_change)},
+    {stored::staged_past_ttl, verb::put, no(errc::request_consumed)},
+    {stored::staged_past_ttl, verb::post, no(errc::request_expired)},
+    {stored::staged_past_ttl, verb::get, no(errc::request_expired)},
+    {stored::staged_past_ttl, verb::del, ok(action::no_change)},
+    {stored::executed_past_retention, verb::put, no(errc::request_consumed)},
+    {stored::executed_past_retention, verb::post, no(errc::response_expired)},
+    {stored::executed_past_retention, verb::get, no(errc::response_expired)},
+    {stored::executed_past_retention, verb::del, ok(action::no_change)},
+};
+
+TEST(id_state, owner_table) {
+  for (const row& r : table) {
+    EXPECT_EQ(decide(make(r.s), facts(r.v), t), r.want)
+        << "state " << static_cast<int>(r.s) << " verb " << static_cast<int>(r.v);
+  }
+}
+
+TEST(id_state, table_covers_every_state_and_verb) {
+  std::set<std::pair<int, int>> seen;
+  for (const row& r : table)
+    seen.emplace(static_cast<int>(r.s), static_cast<int>(r.v));
+  EXPECT_EQ(seen.size(), 8u * 4u);
+}
+
+TEST(id_state, another_principal_gets_unknown_on_every_known_state_and_verb) {
+  for (const row& r : table) {
+    if (r.s == stored::unknown)
+      continue;
+    EXPECT_EQ(decide(make(r.s, "alice"), facts(r.v, "bob"), t), no(errc::request_unknown))
+        << "state " << static_cast<int>(r.s) << " verb " << static_cast<int>(r.v);
+  }
+}
+
+TEST(id_state, put_of_staged_compares_body_and_content_type) {
+  request_facts f = facts(verb::put);
+  f.body_sha256 = "other";
+  EXPECT_EQ(decide(make(stored::staged), f, t), no(errc::request_mismatch));
+  f = facts(verb::put);
+  f.content_type = "text/plain";
+  EXPECT_EQ(decide(make(stored::staged), f, t), no(errc::request_mismatch));
+}
+
+TEST(id_state, put_of_unknown_checks_the_acceptance_window) {
+  request_facts f = facts(verb::put);
+  f.id_ms = now - t.acceptance_window_ms - 1;
+  EXPECT_EQ(decide(std::nullopt, f, t), no(errc::request_too_old));
+  f.id_ms = now - t.acceptance_window_ms;
+  EXPECT_EQ(decide(std::nullopt, f, t), ok(action::stage));
+  f.id_ms = now + t.max_future_skew_ms;
+  EXPECT_EQ(decide(std::nullopt, f, t), ok(action::stage));
+  f.id_ms = now + t.max_future_skew_ms + 1;
+  EXPECT_EQ(decide(std::nullopt, f, t), no(errc::invalid_request_id));
+}
+
+TEST(id_state, delete_of_unknown_writes_a_tombstone_only_inside_the_window) {
+  request_facts f = facts(verb::del);
+  f.id_ms = now - t.acceptance_window_ms - 1;
+  EXPECT_EQ(decide(std::nullopt, f, t), ok(action::no_change));
+  f.id_ms = now - t.acceptance_window_ms;
+  EXPECT_EQ(decide(std::nullopt, f, t), ok(action::tombstone_unknown));
+}
+
+TEST(id_state, window_does_not_apply_to_known_ids) {
+  request_facts f = facts(verb::put);
+  f.id_ms = now - 10 * t.acceptance_window_ms;  // staged long ago, re-PUT now: still confirmed
+  EXPECT_EQ(decide(make(stored::staged), f, t), ok(action::confirm_staged));
+  f.v = verb::post;
+  EXPECT_EQ(decide(make(stored::staged), f, t), ok(action::execute));
+}
+
+TEST(id_state, decide_stage) {
+  EXPECT_EQ(decide_stage(false, 0, 3), no(errc::invalid_payload));
+  EXPECT_EQ(decide_stage(false, 3, 3), no(errc::invalid_payload));  // payload checked first
+  EXPECT_EQ(decide_stage(true, 2, 3), ok(action::stage));
+  EXPECT_EQ(decide_stage(true, 3, 3), no(errc::too_many_staged));
+  EXPECT_EQ(decide_stage(true, 4, 3), no(errc::too_many_staged));
+}
+
+TEST(id_state, effective_expiry_boundaries) {
+  record_facts r = *make(stored::staged);
+  r.state_since_ms = now - t.staged_ttl_ms + 1;
+  EXPECT_EQ(effective(r, now, t).state, id_state::staged);
+  r.state_since_ms = now - t.staged_ttl_ms;
+  EXPECT_EQ(effective(r, now, t).state, id_state::tombstone);
+  EXPECT_EQ(effective(r, now, t).reason, tombstone_reason::expired);
+
+  r = *make(stored::executed);
+  r.state_since_ms = now - t.response_retention_ms + 1;
+  EXPECT_EQ(effective(r, now, t).state, id_state::executed);
+  r.state_since_ms = now - t.response_retention_ms;
+  EXPECT_EQ(effective(r, now, t).state, id_state::tombstone);
+  EXPECT_EQ(effective(r, now, t).reason, tombstone_reason::response_expired);
+
+  r = *make(stored::tomb_deleted);
+  r.state_since_ms = 0;  // tombstones never change by time
+  EXPECT_EQ(effective(r, now, t).reason, tombstone_reason::deleted);
+}
+
+TEST(id_state, tombstone_purge_needs_both_times_out_of_the_window) {
+  const std::int64_t edge = now - t.acceptance_window_ms;
+  EXPECT_TRUE(tombstone_purgeable(edge - 1, edge - 1, now, t));
+  EXPECT_FALSE(tombstone_purgeable(edge, edge - 1, now, t));
+  EXPECT_FALSE(tombstone_purgeable(edge - 1, edge, now, t));
+  EXPECT_FALSE(tombstone_purgeable(now, now, now, t));
+}
+
+}  // namespace
+}  // namespace exactly::server

@@ -1,0 +1,160 @@
+#include <exactly/common/migrations.hpp>
+#include <exactly/common/request_id.hpp>
+#include <exactly/common/sqlite.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace exactly::sqlite {
+namespace {
+
+class sqlite_test : public ::testing::Test {
+ protected:
+  sqlite_test()
+      : dir_(std::filesystem::temp_directory_path() /
+             ("exactly-sqlite-" + request_id::mint().to_string())) {
+    std::filesystem::create_directories(dir_);
+  }
+  ~sqlite_test() override { std::filesystem::remove_all(dir_); }
+  std::string path() const { return (dir_ / "t.db").string(); }
+  static std::int64_t scalar(connection& db, std::string_view sql) {
+    auto& q = db.prepare(sql);
+    const std::int64_t v = q.step() ? q.int64(0) : -1;
+    q.reset();
+    return v;
+  }
+  static std::string text(connection& db, std::string_view sql) {
+    auto& q = db.prepare(sql);
+    std::string v = q.step() ? q.text(0) : "";
+    q.reset();
+    return v;
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(sqlite_test, defaults_are_wal_and_synchronous_full) {
+  connection db(path());
+  EXPECT_EQ(text(db, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(scalar(db, "PRAGMA synchronous"), 2);  // FULL
+  connection relaxed(path(), {.sync = synchronous::normal});
+  EXPECT_EQ(scalar(relaxed, "PRAGMA synchronous"), 1);
+}
+
+TEST_F(sqlite_test, transaction_rolls_back_unless_committed) {
+  {
+    connection db(path());
+    db.exec("CREATE TABLE t (v INTEGER)");
+    {
+      transaction tx(db);
+      db.prepare("INSERT INTO t VALUES (?)").bind(1, 1).run();
+    }  // no commit
+    EXPECT_EQ(scalar(db, "SELECT count(*) FROM t"), 0);
+    transaction tx(db);
+    db.prepare("INSERT INTO t VALUES (?)").bind(1, 2).run();
+    tx.commit();
+  }
+  connection reopened(path());
+  EXPECT_EQ(scalar(reopened, "SELECT sum(v) FROM t"), 2);
+}
+
+TEST_F(sqlite_test, statement_cache_reuses_and_resets) {
+  connection db(path());
+  db.exec("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1), (2), (3)");
+  statement& a = db.prepare("SELECT v FROM t ORDER BY v");
+  ASSERT_TRUE(a.step());
+  EXPECT_EQ(a.int64(0), 1);
+  statement& b = db.prepare("SELECT v FROM t ORDER BY v");  // same object, reset
+  EXPECT_EQ(&a, &b);
+  ASSERT_TRUE(b.step());
+  EXPECT_EQ(b.int64(0), 1);
+  b.reset();
+}
+
+TEST_F(sqlite_test, binds_text_blobs_with_nul_and_nulls) {
+  connection db(path());
+  db.exec("CREATE TABLE t (a TEXT, b BLOB, c INTEGER)");
+  const std::string blob("a\0b\0c", 5);
+  db.prepare("INSERT INTO t VALUES (?, ?, ?)")
+      .bind(1, "x")
+      .bind_blob(2, blob)
+      .bind(3, nullptr)
+      .run();
+  auto& q = db.prepare("SELECT a, b, c FROM t");
+  ASSERT_TRUE(q.step());
+  EXPECT_EQ(q.text(0), "x");
+  EXPECT_EQ(q.text(1), blob);
+  EXPECT_TRUE(q.is_null(2));
+  EXPECT_FALSE(q.step());
+  q.reset();
+}
+
+TEST_F(sqlite_test, errors_carry_the_sqlite_category) {
+  connection db(path());
+  try {
+    db.exec("THIS IS NOT SQL");
+    FAIL() << "no error";
+  } catch (const error& e) {
+    EXPECT_STREQ(e.code().category().name(), "sqlite");
+    EXPECT_FALSE(e.busy());
+  }
+  EXPECT_THROW(db.prepare("SELECT * FROM missing"), error);
+}
+
+TEST_F(sqlite_test, a_second_writer_is_busy) {
+  connection first(path());
+  connection second(path(), {.busy_timeout = std::chrono::milliseconds(0)});
+  transaction hold(first);
+  try {
+    transaction blocked(second);
+    FAIL() << "second BEGIN IMMEDIATE succeeded";
+  } catch (const error& e) {
+    EXPECT_TRUE(e.busy());
+  }
+}
+
+TEST_F(sqlite_test, query_int64_binds_and_tells_no_row) {
+  connection db(path());
+  db.exec("CREATE TABLE t (k TEXT, v INTEGER); INSERT INTO t VALUES ('a', 7)");
+  EXPECT_EQ(db.query_int64("SELECT v FROM t WHERE k = ?", "a"), 7);
+  EXPECT_EQ(db.query_int64("SELECT v FROM t WHERE k = ?", "b"), std::nullopt);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
+}
+
+constexpr migration v1[] = {{1, "CREATE TABLE a (x INTEGER)"}};
+constexpr migration v2[] = {{1, "CREATE TABLE a (x INTEGER)"}, {2, "ALTER TABLE a ADD y INTEGER"}};
+
+TEST_F(sqlite_test, migrations_apply_in_order_once_per_component) {
+  connection db(path());
+  migrate(db, "one", v1);
+  EXPECT_EQ(schema_version(db, "one"), 1);
+  migrate(db, "one", v2);
+  EXPECT_EQ(schema_version(db, "one"), 2);
+  migrate(db, "one", v2);  // no-op
+  EXPECT_EQ(schema_version(db, "one"), 2);
+  db.exec("INSERT INTO a (x, y) VALUES (1, 2)");
+  EXPECT_EQ(schema_version(db, "other"), 0);
+  constexpr migration other[] = {{1, "CREATE TABLE b (z INTEGER)"}};
+  migrate(db, "other", other);
+  EXPECT_EQ(schema_version(db, "other"), 1);
+  EXPECT_EQ(schema_version(db, "one"), 2);
+}
+
+TEST_F(sqlite_test, a_newer_database_is_refused) {
+  connection db(path());
+  migrate(db, "one", v2);
+  EXPECT_THROW(migrate(db, "one", v1), std::runtime_error);
+}
+
+TEST_F(sqlite_test, a_failing_migration_leaves_nothing_half_applied) {
+  connection db(path());
+  migrate(db, "one", v1);
+  constexpr migration broken[] = {{1, "CREATE TABLE a (x INTEGER)"},
+                                  {2, "CREATE TABLE c (v INTEGER); NOT SQL"}};
+  EXPECT_THROW(migrate(db, "one", broken), error);
+  EXPECT_EQ(schema_version(db, "one"), 1);
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM sqlite_master WHERE name = 'c'"), 0);
+}
+
+}  // namespace
+}  // namespace exactly::sqlite

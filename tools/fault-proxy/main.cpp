@@ -1,0 +1,52 @@
+// fault-proxy: sits between an HTTP client and server and injects faults by probability.
+// Prints "listening on HOST:PORT" once it accepts connections; runs until killed.
+
+#include "fault_proxy.hpp"
+
+#include <exactly/common/host_port.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"fault-proxy: drop, reset, delay and duplicate HTTP requests and responses"};
+  exactly::tools::fault_options o;
+  std::string listen = "127.0.0.1:0", upstream;
+  app.add_option("--listen", listen, "HOST:PORT to listen on");
+  app.add_option("--upstream", upstream, "HOST:PORT of the server")->required();
+  app.add_option("--drop-request", o.drop_request, "probability of not forwarding a request");
+  app.add_option("--drop-response", o.drop_response,
+                 "probability of forwarding but not answering the client");
+  app.add_option("--reset", o.reset, "probability of forwarding then resetting the connection");
+  app.add_option("--delay", o.delay, "probability of delaying a request by --delay-ms");
+  app.add_option("--delay-ms", o.delay_ms, "delay length");
+  app.add_option("--duplicate", o.duplicate, "probability of forwarding a request twice");
+  app.add_option("--seed", o.seed, "random seed for a repeatable fault sequence");
+  CLI11_PARSE(app, argc, argv);
+  auto split = [](const std::string& text, std::string& host, std::uint16_t& port) {
+    const auto hp = exactly::parse_host_port(text);
+    if (!hp)
+      throw CLI::ValidationError("expected HOST:PORT: " + text);
+    host = hp->host;
+    port = hp->port;
+  };
+  try {
+    split(listen, o.listen_host, o.listen_port);
+    split(upstream, o.upstream_host, o.upstream_port);
+    exactly::tools::fault_proxy proxy(o);
+    std::cout << "listening on " << o.listen_host << ':' << proxy.start() << std::endl;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(SIG_BLOCK, &set, nullptr);
+    int sig = 0;
+    sigwait(&set, &sig);
+  } catch (const std::exception& e) {
+    std::cerr << "fault-proxy: " << e.what() << '\n';
+    return 2;
+  }
+  return 0;
+}
