@@ -48,7 +48,9 @@ std::string handler_context::invoke_http(std::string_view url_template, std::str
     throw std::invalid_argument("URL template without {id}: " + url);
   const std::string id = request_id::mint(now_ms_).to_string();
   url.replace(at, placeholder.size(), id);
-  ep_.attempt_urls_.push_back(url);  // DELETEd if this attempt does not commit
+  // Journaled before the PUT: DELETEd later if this attempt does not commit, even after a crash.
+  ep_.attempt_puts_.push_back({id, url});
+  ep_.journal_.record(ep_.name_, ep_.attempt_puts_.back(), now_ms_);
 
   http_result put;
   for (int attempt = 0;; ++attempt) {
@@ -74,7 +76,13 @@ std::string handler_context::invoke_http(std::string_view url_template, std::str
 // ---- endpoint ----
 
 endpoint::endpoint(std::string name, sqlite::connection& db, endpoint_options opts)
-    : name_(std::move(name)), db_(db), opts_(std::move(opts)), queues_(db), invocations_(db) {}
+    : name_(std::move(name)),
+      db_(db),
+      opts_(std::move(opts)),
+      queues_(db),
+      invocations_(db),
+      journal_(opts_.attempt_journal.empty() ? attempt_journal_path(db.path())
+                                             : opts_.attempt_journal) {}
 
 void endpoint::on(std::string type, handler h) {
   handlers_[std::move(type)] = std::move(h);
@@ -126,7 +134,7 @@ std::size_t endpoint::process_due(int limit) {
     }
 
     std::string error;
-    attempt_urls_.clear();
+    attempt_puts_.clear();
     bool committed = false;
     {
       sqlite::transaction tx(db_);
@@ -159,13 +167,13 @@ std::size_t endpoint::process_due(int limit) {
     }  // an uncommitted handler's writes are rolled back here
     if (committed) {
       crash_point("client.after_commit_before_post_or_delete");
+      journal_.forget(attempt_puts_);  // their invocation rows own them now
       continue;
     }
-    // Ids PUT by the failed attempt are dropped now (best effort; the staged TTL is the backstop).
-    for (const std::string& url : attempt_urls_)
-      opts_.transport->send("DELETE", url, "", "");
-    attempt_urls_.clear();
+    // Ids PUT by the failed attempt get a durable DELETE, committed with the failure.
     sqlite::transaction tx(db_);
+    for (const journal_entry& e : attempt_puts_)
+      invocations_.add_cleanup(e.request_id, name_, e.url, now);
     if (q.attempts + 1 >= opts_.max_attempts) {
       queues_.move_to_errors(q.seq, error, now);
       ++done;
@@ -173,15 +181,35 @@ std::size_t endpoint::process_due(int limit) {
       queues_.retry_later(q.seq, backoff_until(q.attempts, now), error);
     }
     tx.commit();
+    journal_.forget(attempt_puts_);
   }
   return done;
+}
+
+std::size_t endpoint::recover_orphans(std::int64_t now) {
+  const auto entries = journal_.older_than(name_, now - opts_.orphan_grace.count(), 64);
+  if (entries.empty())
+    return 0;
+  // Holding the write lock, no handler is between its PUT and its commit or rollback: an id not
+  // in the invocations table now belongs to an attempt that ended without committing.
+  std::size_t orphans = 0;
+  sqlite::transaction tx(db_);
+  for (const journal_entry& e : entries) {
+    if (!invocations_.contains(e.request_id)) {
+      invocations_.add_cleanup(e.request_id, name_, e.url, now);
+      ++orphans;
+    }
+  }
+  tx.commit();
+  journal_.forget(entries);
+  return orphans;
 }
 
 std::size_t endpoint::publish_due(int limit) {
   if (!opts_.transport)
     return 0;
-  std::size_t done = 0;
   const std::int64_t now = opts_.clock();
+  std::size_t done = recover_orphans(now);
   std::vector<invocation_row> posts, deletes;
   {
     sqlite::transaction read(db_, sqlite::transaction::mode::deferred);

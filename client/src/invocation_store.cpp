@@ -26,15 +26,31 @@ invocation_store::invocation_store(sqlite::connection& db) : db_(db) {
 }
 
 void invocation_store::add(const invocation_row& row, std::int64_t now_ms) {
+  insert(row, invocation_state::post_pending, now_ms);
+}
+
+void invocation_store::add_cleanup(std::string_view request_id, std::string_view endpoint,
+                                   std::string_view url, std::int64_t now_ms) {
+  insert({std::string(request_id), std::string(endpoint), std::string(url), message{}, 0},
+         invocation_state::delete_pending, now_ms);
+}
+
+void invocation_store::insert(const invocation_row& row, invocation_state s, std::int64_t now_ms) {
   const nlohmann::json follow_up = {{"id", row.follow_up.id},
                                     {"type", row.follow_up.type},
                                     {"headers", row.follow_up.headers},
                                     {"body", row.follow_up.body}};
   db_.prepare(
          "INSERT INTO exactly_invocations(request_id, endpoint, url, follow_up, state, due_ms,"
-         " created_ms) VALUES(?, ?, ?, ?, 1, ?, ?)")
-      .bind_all(row.request_id, row.endpoint, row.url, follow_up.dump(), now_ms, now_ms)
+         " created_ms) VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+      .bind_all(row.request_id, row.endpoint, row.url, follow_up.dump(), static_cast<int>(s),
+                now_ms, now_ms)
       .run();
+}
+
+bool invocation_store::contains(std::string_view request_id) {
+  return db_.query_int64("SELECT 1 FROM exactly_invocations WHERE request_id = ?", request_id)
+      .has_value();
 }
 
 std::vector<invocation_row> invocation_store::due(invocation_state s, std::int64_t now_ms,

@@ -26,7 +26,9 @@ int main(int argc, char** argv) {
                                {.max_attempts = 100,
                                 .retry_base = std::chrono::milliseconds(5),
                                 .retry_cap = std::chrono::milliseconds(100),
-                                .transport = exactly::client::make_beast_transport()});
+                                .transport = exactly::client::make_beast_transport(),
+                                // On restart, the crashed attempt's PUT is cleaned up at once.
+                                .orphan_grace = std::chrono::milliseconds(0)});
   const std::string url = "http://127.0.0.1:" + port + "/vectors/echo/{id}";
   ep.on("bill", [&url](exactly::client::handler_context& ctx) {
     const std::string order = ctx.incoming().body.at("order");

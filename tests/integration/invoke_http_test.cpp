@@ -8,6 +8,7 @@
 
 #include <exactly/client/endpoint.hpp>
 #include <exactly/client/runtime.hpp>
+#include <exactly/common/request_id.hpp>
 
 #include <gtest/gtest.h>
 
@@ -120,6 +121,52 @@ TEST_F(invoke_http, lost_and_duplicated_traffic_still_executes_once) {
   // Every committed invoke executed once; a PUT whose handler attempt failed never executes.
   EXPECT_EQ(server.executions_total(), n);
   EXPECT_EQ(server.rows().executed, 0);
+  EXPECT_EQ(server.rows().staged, 0);  // failed attempts' DELETEs are retried until they land
+}
+
+TEST_F(invoke_http, failed_attempts_are_deleted_even_when_deletes_are_lost) {
+  echo_server server(cfg_);
+  tools::fault_proxy proxy({.upstream_port = server.port(), .drop_request = 0.4, .seed = 11});
+  auto ep = make_endpoint(proxy.start());
+  for (int i = 0; i < 5; ++i) {
+    ep.send("billing", {.type = "bill",
+                        .body = {{"order", "o-" + std::to_string(i)},
+                                 {"payload", {{"status", 200}}},
+                                 {"fail_after_put", true}}});
+  }
+  quiesce(ep);
+  EXPECT_GT(proxy.counts().dropped_requests, 0u);
+  EXPECT_EQ(server.executions_total(), 0);
+  EXPECT_EQ(server.rows().staged, 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 5);
+}
+
+TEST_F(invoke_http, a_put_whose_process_died_before_commit_is_deleted_from_the_journal) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  // What a process killed between its PUT and its commit leaves: a staged id, journaled.
+  const std::string orphan = request_id::mint().to_string();
+  http_client c(server.port());
+  ASSERT_EQ(c.request("PUT", path_of(orphan), R"({"status":200})", alice).status, 201u);
+  client::attempt_journal journal(client::attempt_journal_path(db_.path()));
+  journal.record("billing",
+                 {orphan, "http://127.0.0.1:" + std::to_string(server.port()) + path_of(orphan)},
+                 system_now_ms() - 60'000);
+  // A committed invoke whose journal entry was never dropped (killed right after its commit).
+  ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});
+  ASSERT_EQ(ep.process_due(), 1u);
+  auto& s = db_.prepare("SELECT request_id, url FROM exactly_invocations");
+  ASSERT_TRUE(s.step());
+  const client::journal_entry committed{s.text(0), s.text(1)};
+  s.reset();
+  journal.record("billing", committed, system_now_ms() - 60'000);
+
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), 1);  // the committed invoke ran, the orphan never did
+  EXPECT_EQ(q("SELECT count(*) FROM results"), 1);
+  EXPECT_EQ(server.rows().staged, 0);
+  EXPECT_EQ(server.rows().tombstone, 2);
+  EXPECT_TRUE(journal.older_than("billing", system_now_ms(), 10).empty());
 }
 
 TEST_F(invoke_http, a_failed_attempt_deletes_its_put_and_never_executes) {

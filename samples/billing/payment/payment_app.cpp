@@ -8,6 +8,7 @@ namespace {
 struct authorize_request {
   std::string customer_id;
   std::int64_t amount_cents = 0;
+  std::string reference;  // the caller's own reference (an order id), optional
 };
 
 server::parse_result<authorize_request> parse(const server::incoming_request& in) {
@@ -22,7 +23,14 @@ server::parse_result<authorize_request> parse(const server::incoming_request& in
   if (amount == j.end() || !amount->is_number_integer() || amount->get<std::int64_t>() <= 0) {
     return server::invalid_payload{"amount_cents must be a positive integer"};
   }
-  return authorize_request{customer->get<std::string>(), amount->get<std::int64_t>()};
+  std::string reference;
+  if (const auto ref = j.find("reference"); ref != j.end()) {
+    if (!ref->is_string())
+      return server::invalid_payload{"reference must be a string"};
+    reference = ref->get<std::string>();
+  }
+  return authorize_request{customer->get<std::string>(), amount->get<std::int64_t>(),
+                           std::move(reference)};
 }
 
 std::int64_t balance_of(sqlite::connection& db, const std::string& customer, std::int64_t initial) {
@@ -40,7 +48,10 @@ void install(server::connector& c, server::http_server& http, std::int64_t initi
       " customer_id TEXT PRIMARY KEY, balance_cents INTEGER NOT NULL);"
       "CREATE TABLE IF NOT EXISTS authorizations ("
       " authorization_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL,"
-      " amount_cents INTEGER NOT NULL);"
+      " amount_cents INTEGER NOT NULL, reference TEXT NOT NULL DEFAULT '');"
+      "CREATE TABLE IF NOT EXISTS declines ("
+      " request_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL,"
+      " amount_cents INTEGER NOT NULL, reference TEXT NOT NULL DEFAULT '');"
       "CREATE TABLE IF NOT EXISTS ledger ("
       " authorization_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL,"
       " amount_cents INTEGER NOT NULL);");
@@ -50,6 +61,12 @@ void install(server::connector& c, server::http_server& http, std::int64_t initi
     const authorize_request& r = s.payload();
     const std::int64_t balance = balance_of(s.db(), r.customer_id, initial);
     if (balance < r.amount_cents) {
+      s.db()
+          .prepare(
+              "INSERT INTO declines(request_id, customer_id, amount_cents, reference)"
+              " VALUES(?, ?, ?, ?)")
+          .bind_all(s.id().to_string(), r.customer_id, r.amount_cents, r.reference)
+          .run();
       return server::stored_response{402, "application/json", R"({"reason":"insufficient_funds"})"};
     }
     const std::string authorization_id = s.id().to_string();
@@ -59,9 +76,9 @@ void install(server::connector& c, server::http_server& http, std::int64_t initi
         .run();
     s.db()
         .prepare(
-            "INSERT INTO authorizations(authorization_id, customer_id, amount_cents)"
-            " VALUES(?, ?, ?)")
-        .bind_all(authorization_id, r.customer_id, r.amount_cents)
+            "INSERT INTO authorizations(authorization_id, customer_id, amount_cents, reference)"
+            " VALUES(?, ?, ?, ?)")
+        .bind_all(authorization_id, r.customer_id, r.amount_cents, r.reference)
         .run();
     s.send("settle_transaction", {{"authorization_id", authorization_id},
                                   {"customer_id", r.customer_id},

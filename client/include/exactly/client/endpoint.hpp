@@ -6,6 +6,7 @@
 // PUT, POST, GET and DELETE are carried out here step by step. Not thread-safe: one thread drives
 // an endpoint (several endpoints, even in several processes, may share a database file).
 
+#include <exactly/client/attempt_journal.hpp>
 #include <exactly/client/http_transport.hpp>
 #include <exactly/client/invocation_store.hpp>
 #include <exactly/client/message.hpp>
@@ -31,6 +32,10 @@ struct endpoint_options {
   std::chrono::milliseconds retry_cap{30000};
   clock_fn clock = system_now_ms;
   std::shared_ptr<http_transport> transport{};  // required for invoke_http
+  // Where ids PUT by uncommitted attempts are journaled; "" = attempt_journal_path(db path).
+  std::string attempt_journal{};
+  // A journaled id this old whose handler never committed is DELETEd by publish_due().
+  std::chrono::milliseconds orphan_grace{5000};
 };
 
 // Headers a follow-up message carries to name its interaction.
@@ -92,7 +97,8 @@ class endpoint {
   // queue (handled, or moved to the error queue). A follow-up message first GETs its stored
   // response. Storage failures throw sqlite::error.
   std::size_t process_due(int limit = 64);
-  // Sends due POSTs (then queues their follow-ups) and due DELETEs. Returns how many finished.
+  // Sends due POSTs (then queues their follow-ups) and due DELETEs, after queuing the DELETE of
+  // journaled ids whose attempt died uncommitted. Returns how many finished.
   std::size_t publish_due(int limit = 64);
   // Runs process_due and publish_due until neither has anything due now.
   void run_until_idle();
@@ -109,10 +115,13 @@ class endpoint {
   invocation_store invocations_;
   std::map<std::string, handler, std::less<>> handlers_;
   std::mt19937_64 rng_{std::random_device{}()};
-  std::vector<std::string> attempt_urls_;  // ids PUT by the attempt in progress
+  attempt_journal journal_;
+  std::vector<journal_entry> attempt_puts_;  // ids PUT by the attempt in progress
 
   friend class handler_context;
   std::int64_t backoff_until(int attempts, std::int64_t now);
+  // Queues DELETEs for ids whose attempts ended without committing.
+  std::size_t recover_orphans(std::int64_t now);
 };
 
 }  // namespace exactly::client

@@ -31,8 +31,9 @@ enum class next {
 // Decides what follows `a` for step `s`. Total over every status code.
 next decide(step s, const answer& a);
 
-// Capped exponential backoff with equal jitter: uniform in [c/2, c], c = min(cap, base * 2^attempt),
-// so a retry always waits at least half its step and concurrent retries still spread out.
+// Capped exponential backoff with equal jitter: uniform in [c/2, c], c = min(cap, base *
+// 2^attempt), so a retry always waits at least half its step and concurrent retries still spread
+// out.
 std::chrono::milliseconds backoff(int attempt, std::chrono::milliseconds base,
                                   std::chrono::milliseconds cap, std::mt19937_64& rng);
 

@@ -28,6 +28,11 @@ class invocation_store {
   explicit invocation_store(sqlite::connection& db);
 
   void add(const invocation_row& row, std::int64_t now_ms);
+  // Queues the DELETE of an id PUT by an attempt that never committed (no follow-up); an id
+  // already recorded is left as it is.
+  void add_cleanup(std::string_view request_id, std::string_view endpoint, std::string_view url,
+                   std::int64_t now_ms);
+  bool contains(std::string_view request_id);
   std::vector<invocation_row> due(invocation_state s, std::int64_t now_ms, int limit);
   // Moves the row from `from` to `to` (attempts reset); false if it was not in `from`, so two
   // processes sharing the database never both complete the same step.
@@ -39,6 +44,7 @@ class invocation_store {
   std::int64_t pending();
 
  private:
+  void insert(const invocation_row& row, invocation_state s, std::int64_t now_ms);
   sqlite::connection& db_;
 };
 

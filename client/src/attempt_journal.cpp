@@ -1,0 +1,67 @@
+#include <exactly/client/attempt_journal.hpp>
+#include <exactly/common/migrations.hpp>
+
+namespace exactly::client {
+namespace {
+
+constexpr sqlite::migration schema[] = {
+    {1,
+     "CREATE TABLE exactly_attempts ("
+     " request_id TEXT PRIMARY KEY,"
+     " endpoint TEXT NOT NULL,"
+     " url TEXT NOT NULL,"
+     " created_ms INTEGER NOT NULL);"
+     "CREATE INDEX exactly_attempts_age ON exactly_attempts(endpoint, created_ms);"},
+};
+
+sqlite::options journal_options() {
+  sqlite::options o;
+  o.sync = sqlite::synchronous::normal;
+  return o;
+}
+
+}  // namespace
+
+attempt_journal::attempt_journal(const std::string& path)
+    : db_(std::make_unique<sqlite::connection>(path, journal_options())) {
+  sqlite::migrate(*db_, "exactly.client.attempts", schema);
+}
+
+void attempt_journal::record(std::string_view endpoint, const journal_entry& e,
+                             std::int64_t now_ms) {
+  db_->prepare(
+         "INSERT INTO exactly_attempts(request_id, endpoint, url, created_ms) VALUES(?, ?, ?, ?)"
+         " ON CONFLICT DO NOTHING")
+      .bind_all(e.request_id, endpoint, e.url, now_ms)
+      .run();
+}
+
+void attempt_journal::forget(const std::vector<journal_entry>& entries) {
+  if (entries.empty())
+    return;
+  sqlite::transaction tx(*db_);
+  for (const journal_entry& e : entries)
+    db_->prepare("DELETE FROM exactly_attempts WHERE request_id = ?").bind(1, e.request_id).run();
+  tx.commit();
+}
+
+std::vector<journal_entry> attempt_journal::older_than(std::string_view endpoint,
+                                                       std::int64_t cutoff_ms, int limit) {
+  auto& q = db_->prepare(
+      "SELECT request_id, url FROM exactly_attempts WHERE endpoint = ? AND created_ms <= ?"
+      " ORDER BY created_ms LIMIT ?");
+  q.bind_all(endpoint, cutoff_ms, limit);
+  std::vector<journal_entry> out;
+  while (q.step())
+    out.push_back({q.text(0), q.text(1)});
+  q.reset();
+  return out;
+}
+
+std::string attempt_journal_path(const std::string& db_path) {
+  if (db_path.empty() || db_path == ":memory:")
+    return ":memory:";
+  return db_path + ".attempts";
+}
+
+}  // namespace exactly::client
