@@ -1,5 +1,7 @@
 // fault-proxy: sits between an HTTP client and server and injects faults by probability.
-// Prints "listening on HOST:PORT" once it accepts connections; runs until killed.
+// Prints "listening on HOST:PORT" once it accepts connections; runs until SIGINT/SIGTERM, then
+// prints what it did: "requests N dropped_requests N dropped_responses N resets N delays N
+// duplicates N".
 
 #include "fault_proxy.hpp"
 
@@ -35,15 +37,19 @@ int main(int argc, char** argv) {
   try {
     split(listen, o.listen_host, o.listen_port);
     split(upstream, o.upstream_host, o.upstream_port);
-    exactly::tools::fault_proxy proxy(o);
-    std::cout << "listening on " << o.listen_host << ':' << proxy.start() << std::endl;
-    sigset_t set;
+    sigset_t set;  // blocked before the proxy's thread starts, so sigwait below receives them
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     sigprocmask(SIG_BLOCK, &set, nullptr);
+    exactly::tools::fault_proxy proxy(o);
+    std::cout << "listening on " << o.listen_host << ':' << proxy.start() << std::endl;
     int sig = 0;
     sigwait(&set, &sig);
+    const auto c = proxy.counts();
+    std::cout << "requests " << c.requests << " dropped_requests " << c.dropped_requests
+              << " dropped_responses " << c.dropped_responses << " resets " << c.resets
+              << " delays " << c.delays << " duplicates " << c.duplicates << std::endl;
   } catch (const std::exception& e) {
     std::cerr << "fault-proxy: " << e.what() << '\n';
     return 2;

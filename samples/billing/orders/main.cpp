@@ -1,0 +1,61 @@
+// orders-billing: the billing sample's Orders and Billing endpoints, run by the client runtime on
+// one SQLite database until SIGINT/SIGTERM. Prints "running" as its first line once its workers
+// are up. Orders are queued into the same database by `billing-demo` (or by orders::submit).
+
+#include "orders_app.hpp"
+
+#include <exactly/client/runtime.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"orders-billing: the Orders and Billing endpoints of the billing sample"};
+  std::string db = "orders.db";
+  exactly::samples::orders::settings s{.payment_url = "http://127.0.0.1:8081"};
+  int workers = 4;
+  bool normal = false;
+  app.add_option("--db", db, "SQLite database of both endpoints");
+  app.add_option("--payment-url", s.payment_url, "http://HOST:PORT of the payment service");
+  app.add_option("--api-key", s.api_key, "bearer key for the payment service (none = no key)");
+  app.add_option("--workers", workers, "concurrent handlers")->check(CLI::Range(1, 256));
+  app.add_flag("--synchronous-normal", normal,
+               "opt out of synchronous=FULL (faster; a power cut may lose recent commits)");
+  CLI11_PARSE(app, argc, argv);
+
+  // Patient retries: a payment service that restarts must not send orders to the error queue.
+  s.endpoint.max_attempts = 60;
+  s.endpoint.retry_base = std::chrono::milliseconds(20);
+  s.endpoint.retry_cap = std::chrono::milliseconds(1000);
+
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigprocmask(SIG_BLOCK, &set, nullptr);  // before the workers start, so they inherit it
+  try {
+    exactly::sqlite::options o;
+    if (normal)
+      o.sync = exactly::sqlite::synchronous::normal;
+    {
+      exactly::sqlite::connection c(db, o);
+      exactly::samples::orders::create_schema(c);
+    }
+    exactly::client::runtime rt(db, o,
+                                [&s](exactly::sqlite::connection& c) {
+                                  return exactly::samples::orders::make_endpoints(c, s);
+                                },
+                                {.workers = workers});
+    rt.start();
+    std::cout << "running" << std::endl;
+    int sig = 0;
+    sigwait(&set, &sig);
+    rt.stop();
+  } catch (const std::exception& e) {
+    std::cerr << "orders-billing: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

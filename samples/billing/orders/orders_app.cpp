@@ -1,0 +1,145 @@
+#include "orders_app.hpp"
+
+#include <exactly/common/clock.hpp>
+
+#include <stdexcept>
+
+namespace exactly::samples::orders {
+namespace {
+
+// Orders: the order and how many outcomes it received (exactly one when the system is right).
+// Billing: how many times it invoked the payment route per order, and how many responses it
+// handled (each exactly one).
+constexpr const char* schema =
+    "CREATE TABLE IF NOT EXISTS orders ("
+    " order_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, amount_cents INTEGER NOT NULL,"
+    " status TEXT NOT NULL, authorization_id TEXT, outcomes INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE IF NOT EXISTS billing_invocations ("
+    " order_id TEXT PRIMARY KEY, request_id TEXT NOT NULL, invokes INTEGER NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS billing_responses ("
+    " order_id TEXT PRIMARY KEY, status INTEGER NOT NULL, handled INTEGER NOT NULL);";
+
+std::string host_port_of(const std::string& url) {
+  const std::string scheme = "http://";
+  if (url.rfind(scheme, 0) != 0)
+    throw std::invalid_argument("payment URL must start with http://: " + url);
+  std::string rest = url.substr(scheme.size());
+  rest = rest.substr(0, rest.find('/'));
+  if (rest.find(':') == std::string::npos)
+    throw std::invalid_argument("payment URL must name HOST:PORT: " + url);
+  return rest;
+}
+
+void on_submit_order(client::handler_context& ctx) {
+  const auto& b = ctx.incoming().body;
+  auto& insert = ctx.db().prepare(
+      "INSERT INTO orders(order_id, customer_id, amount_cents, status) VALUES(?, ?, ?, 'submitted')"
+      " ON CONFLICT DO NOTHING");
+  insert.bind_all(b.at("order_id").get<std::string>(), b.at("customer_id").get<std::string>(),
+                  b.at("amount_cents").get<std::int64_t>());
+  insert.run();
+  if (ctx.db().changes() == 0)
+    return;  // submitted before: already on its way
+  ctx.send(billing_endpoint, {.type = "bill_customer", .body = b});
+}
+
+void on_billing_outcome(client::handler_context& ctx, const char* status) {
+  const auto& b = ctx.incoming().body;
+  ctx.db()
+      .prepare(
+          "UPDATE orders SET status = ?, authorization_id = ?, outcomes = outcomes + 1"
+          " WHERE order_id = ?")
+      .bind_all(status, b.value("authorization_id", std::string()),
+                b.at("order_id").get<std::string>())
+      .run();
+}
+
+}  // namespace
+
+void create_schema(sqlite::connection& db) {
+  db.exec(schema);
+}
+
+std::vector<std::unique_ptr<client::endpoint>> make_endpoints(sqlite::connection& db,
+                                                              const settings& s) {
+  client::beast_transport_options t;
+  if (!s.api_key.empty())
+    t.keys.push_back({host_port_of(s.payment_url), s.api_key});
+  else
+    host_port_of(s.payment_url);  // validates
+  client::endpoint_options o = s.endpoint;
+  o.transport = client::make_beast_transport(t);
+
+  auto orders = std::make_unique<client::endpoint>(orders_endpoint, db, o);
+  orders->on("submit_order", on_submit_order);
+  orders->on("billing_succeeded",
+             [](client::handler_context& ctx) { on_billing_outcome(ctx, "billed"); });
+  orders->on("billing_failed",
+             [](client::handler_context& ctx) { on_billing_outcome(ctx, "failed"); });
+
+  auto billing = std::make_unique<client::endpoint>(billing_endpoint, db, o);
+  const std::string route = s.payment_url + "/payment/authorize/{id}";
+  billing->on("bill_customer", [route](client::handler_context& ctx) {
+    const auto& b = ctx.incoming().body;
+    const std::string order_id = b.at("order_id");
+    const nlohmann::json request = {{"customer_id", b.at("customer_id")},
+                                    {"amount_cents", b.at("amount_cents")},
+                                    {"reference", order_id}};
+    const std::string id =
+        ctx.invoke_http(route, request.dump(), "application/json",
+                        {.type = "process_authorize_response", .body = {{"order_id", order_id}}});
+    ctx.db()
+        .prepare(
+            "INSERT INTO billing_invocations VALUES(?, ?, 1)"
+            " ON CONFLICT(order_id) DO UPDATE SET invokes = invokes + 1")
+        .bind_all(order_id, id)
+        .run();
+  });
+  billing->on("process_authorize_response", [](client::handler_context& ctx) {
+    const client::http_result& r = *ctx.response();
+    const std::string order_id = ctx.incoming().body.at("order_id");
+    if (r.status == 200) {
+      const auto body = nlohmann::json::parse(r.body);
+      ctx.send(orders_endpoint, {.type = "billing_succeeded",
+                                 .body = {{"order_id", order_id},
+                                          {"authorization_id", body.at("authorization_id")}}});
+    } else if (r.status == 402) {
+      ctx.send(orders_endpoint,
+               {.type = "billing_failed",
+                .body = {{"order_id", order_id}, {"reason", "insufficient_funds"}}});
+    } else {
+      // Any other stored answer is kept for an operator: the message goes to the error queue.
+      throw std::runtime_error("unexpected payment answer " + std::to_string(r.status) + ": " +
+                               r.body);
+    }
+    ctx.db()
+        .prepare(
+            "INSERT INTO billing_responses VALUES(?, ?, 1)"
+            " ON CONFLICT(order_id) DO UPDATE SET handled = handled + 1")
+        .bind_all(order_id, r.status)
+        .run();
+  });
+
+  std::vector<std::unique_ptr<client::endpoint>> out;
+  out.push_back(std::move(orders));
+  out.push_back(std::move(billing));
+  return out;
+}
+
+void submit(sqlite::connection& db, const std::vector<order>& orders) {
+  client::queue_store queues(db);
+  const std::int64_t now = system_now_ms();
+  sqlite::transaction tx(db);
+  for (const order& o : orders) {
+    queues.enqueue(orders_endpoint,
+                   {.id = "submit-" + o.order_id,
+                    .type = "submit_order",
+                    .body = {{"order_id", o.order_id},
+                             {"customer_id", o.customer_id},
+                             {"amount_cents", o.amount_cents}}},
+                   now);
+  }
+  tx.commit();
+}
+
+}  // namespace exactly::samples::orders
