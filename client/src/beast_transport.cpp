@@ -2,16 +2,27 @@
 #include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>
 
-#include <boost/asio/connect.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
+#include <openssl/ssl.h>
+
+#include <deque>
+#include <future>
 #include <map>
-#include <optional>
 #include <stdexcept>
+#include <thread>
 
 namespace exactly::client {
 namespace {
@@ -19,122 +30,221 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 struct parsed_url {
+  bool https = false;
   std::string host, port, target;
+  std::string destination() const { return (https ? "https://" : "http://") + host + ":" + port; }
 };
 
 parsed_url parse_url(std::string_view url) {
-  constexpr std::string_view scheme = "http://";
-  if (!url.starts_with(scheme))
-    throw std::invalid_argument("only http:// URLs: " + std::string(url));
-  url.remove_prefix(scheme.size());
+  parsed_url u;
+  if (url.starts_with("https://")) {
+    u.https = true;
+    url.remove_prefix(8);
+  } else if (url.starts_with("http://")) {
+    url.remove_prefix(7);
+  } else {
+    throw std::invalid_argument("only http:// and https:// URLs: " + std::string(url));
+  }
   const auto slash = url.find('/');
   const std::string_view authority = url.substr(0, slash);
   const auto colon = authority.rfind(':');
-  if (colon == std::string_view::npos || slash == std::string_view::npos) {
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == authority.size() ||
+      slash == std::string_view::npos) {
     throw std::invalid_argument("URL needs host:port and a path: " + std::string(url));
   }
-  return {std::string(authority.substr(0, colon)), std::string(authority.substr(colon + 1)),
-          std::string(url.substr(slash))};
+  u.host = std::string(authority.substr(0, colon));
+  u.port = std::string(authority.substr(colon + 1));
+  u.target = std::string(url.substr(slash));
+  return u;
 }
+
+// One open connection, plain or TLS.
+struct connection {
+  std::unique_ptr<beast::tcp_stream> plain;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;
+
+  beast::tcp_stream& lowest() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+};
+
+// Connections and the in-flight count of one destination. Touched only on the I/O thread.
+struct destination {
+  std::deque<std::unique_ptr<connection>> idle;
+  std::size_t active = 0;
+  std::deque<asio::steady_timer*> waiting;  // woken (cancelled) when a slot frees up
+};
+
+http_result failure(std::string why) {
+  http_result r;
+  r.transport_failed = true;
+  r.error = std::move(why);
+  return r;
+}
+
+struct round_trip_result {
+  http_result answer;
+  bool reusable = false;  // answered, and the server keeps the connection open
+};
 
 class beast_transport final : public http_transport {
  public:
-  explicit beast_transport(beast_transport_options o) : opts_(std::move(o)) {}
+  explicit beast_transport(beast_transport_options o)
+      : opts_(std::move(o)), tls_(ssl::context::tls_client), work_(io_.get_executor()) {
+    if (opts_.max_per_destination == 0)
+      throw std::invalid_argument("max_per_destination must be at least 1");
+    tls_.set_verify_mode(opts_.verify_peer ? ssl::verify_peer : ssl::verify_none);
+    if (!opts_.ca_file.empty())
+      tls_.load_verify_file(opts_.ca_file);
+    else
+      tls_.set_default_verify_paths();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+
+  ~beast_transport() override {
+    work_.reset();
+    io_.stop();
+    thread_.join();
+  }
 
   http_result send(std::string_view method, std::string_view url, std::string_view content_type,
                    std::string_view body) override {
-    const parsed_url u = parse_url(url);
-    const std::string key = u.host + ":" + u.port;
-    http::request<http::string_body> req;
-    req.method_string(method);
-    req.target(u.target);
-    req.version(11);
-    req.set(http::field::host, key);
+    parsed_url u = parse_url(url);
+    auto req = std::make_shared<http::request<http::string_body>>();
+    req->method_string(method);
+    req->target(u.target);
+    req->version(11);
+    req->set(http::field::host, u.host + ":" + u.port);
     for (const auto& d : opts_.keys) {
-      if (d.host_port == key)
-        req.set(http::field::authorization, "Bearer " + d.bearer);
+      if (d.host_port == u.host + ":" + u.port)
+        req->set(http::field::authorization, "Bearer " + d.bearer);
     }
     if (!content_type.empty())
-      req.set(http::field::content_type, content_type);
-    req.body() = std::string(body);
-    req.prepare_payload();
-    // A kept-alive connection may have been closed by the server: one fresh retry, for a
-    // connection that failed before any byte of the answer arrived.
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      const bool reused = connections_.count(key) > 0;
-      http_result r = exchange(key, u, req);
-      if (!r.transport_failed || !reused)
-        return r;
-    }
-    return exchange(key, u, req);
+      req->set(http::field::content_type, content_type);
+    req->body() = std::string(body);
+    req->prepare_payload();
+    std::promise<http_result> done;
+    auto answer = done.get_future();
+    asio::co_spawn(io_, exchange(std::move(u), std::move(req)),
+                   [&done](std::exception_ptr e, http_result r) {
+                     if (e)
+                       done.set_exception(e);
+                     else
+                       done.set_value(std::move(r));
+                   });
+    return answer.get();
   }
 
  private:
-  struct connection {
-    beast::tcp_stream stream;
-    beast::flat_buffer buffer;
-    explicit connection(asio::io_context& io) : stream(io) {}
-  };
-
-  http_result failed(const std::string& key, const beast::error_code& ec) {
-    connections_.erase(key);
-    http_result r;
-    r.transport_failed = true;
-    r.error = ec.message();
-    return r;
-  }
-
-  http_result exchange(const std::string& key, const parsed_url& u,
-                       const http::request<http::string_body>& req) {
-    beast::error_code ec;
-    auto it = connections_.find(key);
-    if (it == connections_.end()) {
-      auto c = std::make_unique<connection>(io_);
-      tcp::resolver resolver(io_);
-      const auto endpoints = resolver.resolve(u.host, u.port, ec);
-      if (ec)
-        return failed(key, ec);
-      c->stream.expires_after(opts_.connect_timeout);
-      c->stream.async_connect(endpoints,
-                              [&](beast::error_code e, const tcp::endpoint&) { ec = e; });
-      run();
-      if (ec)
-        return failed(key, ec);
-      c->stream.socket().set_option(tcp::no_delay(true), ec);
-      it = connections_.emplace(key, std::move(c)).first;
+  asio::awaitable<http_result> exchange(parsed_url u,
+                                        std::shared_ptr<http::request<http::string_body>> req) {
+    destination& d = destinations_[u.destination()];
+    while (d.active >= opts_.max_per_destination) {
+      asio::steady_timer wait(io_, asio::steady_timer::time_point::max());
+      d.waiting.push_back(&wait);
+      co_await wait.async_wait(use_tuple);  // cancelled by release()
     }
-    connection& c = *it->second;
-    c.stream.expires_after(opts_.request_timeout);
-    http::async_write(c.stream, req, [&](beast::error_code e, std::size_t) { ec = e; });
-    run();
-    if (ec)
-      return failed(key, ec);
-    http::response<http::string_body> res;
-    http::async_read(c.stream, c.buffer, res, [&](beast::error_code e, std::size_t) { ec = e; });
-    run();
-    if (ec)
-      return failed(key, ec);
-    http_result r;
-    r.status = res.result_int();
-    r.content_type = std::string(res[http::field::content_type]);
-    r.outcome = std::string(res[protocol::outcome_header]);
-    r.body = std::move(res.body());
-    if (!res.keep_alive())
-      connections_.erase(key);
-    return r;
+    ++d.active;
+    http_result r = co_await exchange_in_slot(u, *req, d);
+    --d.active;
+    if (!d.waiting.empty()) {
+      d.waiting.front()->cancel();
+      d.waiting.pop_front();
+    }
+    co_return r;
   }
 
-  void run() {
-    io_.restart();
-    io_.run();
+  asio::awaitable<http_result> exchange_in_slot(const parsed_url& u,
+                                                const http::request<http::string_body>& req,
+                                                destination& d) {
+    // A kept-alive connection may have been closed by the server meanwhile: a request that
+    // failed on a reused connection is sent once more on a fresh one.
+    while (!d.idle.empty()) {
+      std::unique_ptr<connection> c = std::move(d.idle.front());
+      d.idle.pop_front();
+      if (auto r = co_await round_trip(*c, req); !r.answer.transport_failed) {
+        keep(d, std::move(c), r.reusable);
+        co_return std::move(r.answer);
+      }
+    }
+    std::unique_ptr<connection> c;
+    if (auto error = co_await connect(u, c); !error.empty())
+      co_return failure(std::move(error));
+    auto r = co_await round_trip(*c, req);
+    keep(d, std::move(c), r.reusable);
+    co_return std::move(r.answer);
+  }
+
+  void keep(destination& d, std::unique_ptr<connection> c, bool reusable) {
+    if (reusable && d.idle.size() < opts_.max_per_destination)
+      d.idle.push_back(std::move(c));
+  }
+
+  // Opens `c` to `u` (TCP, then TLS for https); returns why it failed, "" on success.
+  asio::awaitable<std::string> connect(const parsed_url& u, std::unique_ptr<connection>& c) {
+    tcp::resolver resolver(io_);
+    auto [rec, endpoints] = co_await resolver.async_resolve(u.host, u.port, use_tuple);
+    if (rec)
+      co_return "resolve " + u.host + ": " + rec.message();
+    c = std::make_unique<connection>();
+    if (u.https)
+      c->tls = std::make_unique<beast::ssl_stream<beast::tcp_stream>>(io_, tls_);
+    else
+      c->plain = std::make_unique<beast::tcp_stream>(io_);
+    beast::tcp_stream& s = c->lowest();
+    s.expires_after(opts_.connect_timeout);
+    auto [cec, ep] = co_await s.async_connect(endpoints, use_tuple);
+    if (cec)
+      co_return "connect: " + cec.message();
+    beast::error_code ignored;
+    s.socket().set_option(tcp::no_delay(true), ignored);
+    if (c->tls) {
+      if (!SSL_set_tlsext_host_name(c->tls->native_handle(), u.host.c_str()))
+        co_return "TLS: cannot set the server name";
+      if (opts_.verify_peer)
+        c->tls->set_verify_callback(ssl::host_name_verification(u.host));
+      auto [hec] = co_await c->tls->async_handshake(ssl::stream_base::client, use_tuple);
+      if (hec)
+        co_return "TLS handshake: " + hec.message();
+    }
+    co_return std::string();
+  }
+
+  asio::awaitable<round_trip_result> round_trip(connection& c,
+                                                const http::request<http::string_body>& req) {
+    c.lowest().expires_after(opts_.request_timeout);
+    http::response<http::string_body> res;
+    beast::error_code ec;
+    if (c.tls) {
+      std::tie(ec, std::ignore) = co_await http::async_write(*c.tls, req, use_tuple);
+      if (!ec)
+        std::tie(ec, std::ignore) = co_await http::async_read(*c.tls, c.buffer, res, use_tuple);
+    } else {
+      std::tie(ec, std::ignore) = co_await http::async_write(*c.plain, req, use_tuple);
+      if (!ec)
+        std::tie(ec, std::ignore) = co_await http::async_read(*c.plain, c.buffer, res, use_tuple);
+    }
+    if (ec)
+      co_return round_trip_result{failure(ec.message()), false};
+    round_trip_result r;
+    r.answer.status = res.result_int();
+    r.answer.content_type = std::string(res[http::field::content_type]);
+    r.answer.outcome = std::string(res[protocol::outcome_header]);
+    r.answer.body = std::move(res.body());
+    r.reusable = res.keep_alive();
+    co_return r;
   }
 
   beast_transport_options opts_;
   asio::io_context io_;
-  std::map<std::string, std::unique_ptr<connection>> connections_;
+  ssl::context tls_;
+  asio::executor_work_guard<asio::io_context::executor_type> work_;
+  std::map<std::string, destination> destinations_;
+  std::thread thread_;
 };
 
 }  // namespace

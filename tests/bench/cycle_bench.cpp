@@ -137,13 +137,13 @@ int main(int argc, char** argv) {
     }
     const std::string url =
         "http://127.0.0.1:" + std::to_string(server.port()) + "/vectors/echo/{id}";
+    std::shared_ptr<client::http_transport> transport = client::make_beast_transport(
+        {.keys = {{"127.0.0.1:" + std::to_string(server.port()), "alice-key"}},
+         .max_per_destination = static_cast<std::size_t>(workers)});  // shared by the workers
     auto setup = [&](sqlite::connection& c) {
       std::vector<std::unique_ptr<client::endpoint>> eps;
       eps.push_back(std::make_unique<client::endpoint>(
-          "billing", c,
-          client::endpoint_options{
-              .transport = client::make_beast_transport(
-                  {.keys = {{"127.0.0.1:" + std::to_string(server.port()), "alice-key"}}})}));
+          "billing", c, client::endpoint_options{.transport = transport}));
       eps[0]->on("bill", [url, &body](client::handler_context& ctx) {
         ctx.invoke_http(url, body, "application/json", {.type = "done", .body = ctx.incoming().id});
       });

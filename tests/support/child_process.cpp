@@ -47,16 +47,22 @@ child_process::~child_process() {
 }
 
 void child_process::kill_hard() {
+  if (pid_ <= 0)
+    throw std::logic_error("no child to kill");
   ::kill(pid_, SIGKILL);
   wait_exit();
 }
 
 int child_process::terminate() {
+  if (pid_ <= 0)
+    throw std::logic_error("no child to terminate");
   ::kill(pid_, SIGTERM);
   return wait_exit();
 }
 
 int child_process::wait_exit() {
+  if (pid_ <= 0)
+    throw std::logic_error("no child to wait for");  // waitpid(-1) would reap any child
   int status = 0;
   waitpid(pid_, &status, 0);
   pid_ = -1;

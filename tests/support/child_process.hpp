@@ -20,6 +20,8 @@ class child_process {
   child_process& operator=(const child_process&) = delete;
 
   const std::string& first_line() const { return first_line_; }
+  // Each of these ends the child and reaps it; afterwards there is no child and they throw.
+  // SIGKILL, then reaps.
   void kill_hard();
   // SIGTERM, then the exit status.
   int terminate();

@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
       exactly::sqlite::connection c(db, o);
       exactly::samples::orders::create_schema(c);
     }
+    s.endpoint.transport = exactly::samples::orders::make_transport(s);  // shared by the workers
     exactly::client::runtime rt(db, o,
                                 [&s](exactly::sqlite::connection& c) {
                                   return exactly::samples::orders::make_endpoints(c, s);

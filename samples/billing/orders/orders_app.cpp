@@ -60,15 +60,20 @@ void create_schema(sqlite::connection& db) {
   db.exec(schema);
 }
 
-std::vector<std::unique_ptr<client::endpoint>> make_endpoints(sqlite::connection& db,
-                                                              const settings& s) {
+std::shared_ptr<client::http_transport> make_transport(const settings& s) {
   client::beast_transport_options t;
   if (!s.api_key.empty())
     t.keys.push_back({host_port_of(s.payment_url), s.api_key});
   else
     host_port_of(s.payment_url);  // validates
+  return client::make_beast_transport(t);
+}
+
+std::vector<std::unique_ptr<client::endpoint>> make_endpoints(sqlite::connection& db,
+                                                              const settings& s) {
   client::endpoint_options o = s.endpoint;
-  o.transport = client::make_beast_transport(t);
+  if (!o.transport)
+    o.transport = make_transport(s);
 
   auto orders = std::make_unique<client::endpoint>(orders_endpoint, db, o);
   orders->on("submit_order", on_submit_order);

@@ -26,16 +26,22 @@ struct order {
 struct settings {
   std::string payment_url;  // "http://HOST:PORT" of the payment service (or a proxy before it)
   std::string api_key{};    // sent as a bearer to the payment service; "" = none
-  client::endpoint_options endpoint{};  // retries and backoff; the transport is made per call
+  // Retries and backoff; a transport set here is shared (it is thread-safe), else one is made.
+  client::endpoint_options endpoint{};
 };
 
 // Creates the sample's tables in `db` if they are missing.
 void create_schema(sqlite::connection& db);
 
-// The Orders and Billing endpoints on `db` with their handlers and a transport of their own.
+// The Orders and Billing endpoints on `db` with their handlers, on s.endpoint.transport or, when
+// that is empty, on a transport of their own made with make_transport(s).
 // Throws std::invalid_argument when payment_url is not http://HOST:PORT.
 std::vector<std::unique_ptr<client::endpoint>> make_endpoints(sqlite::connection& db,
                                                               const settings& s);
+
+// A transport to the payment service carrying the API key, for make_endpoints to share.
+// Throws std::invalid_argument when payment_url is not http://HOST:PORT.
+std::shared_ptr<client::http_transport> make_transport(const settings& s);
 
 // Queues submit_order for each order, all in one transaction. Submitting an order id again is
 // harmless: Orders ignores an order it already has.

@@ -39,13 +39,20 @@ struct destination_key {
 };
 
 struct beast_transport_options {
-  std::chrono::milliseconds connect_timeout{3000};
+  std::chrono::milliseconds connect_timeout{3000};   // TCP connect plus TLS handshake
   std::chrono::milliseconds request_timeout{10000};  // write plus read of one exchange
-  std::vector<destination_key> keys;                 // per destination API keys
+  std::vector<destination_key> keys{};               // per destination API keys
+  // Requests in flight to one host:port at most (the others wait); also the most connections
+  // kept open to it.
+  std::size_t max_per_destination = 8;
+  bool verify_peer = true;  // https: check the certificate chain and the host name
+  std::string ca_file{};    // https: trust the CAs in this PEM file instead of the system's
 };
 
-// Plain-HTTP transport on Boost.Beast with one kept-alive connection per host:port.
-// Not thread-safe. Throws std::invalid_argument for URLs that are not http://host:port/path.
+// Transport on Boost.Beast coroutines, for http:// and https:// URLs with an explicit port:
+// one I/O thread, a pool of kept-alive connections per host:port, a concurrency limit per
+// destination, connect and request timeouts. Thread-safe: one transport can serve many workers.
+// send() throws std::invalid_argument for a URL it cannot use.
 std::unique_ptr<http_transport> make_beast_transport(beast_transport_options opts = {});
 
 }  // namespace exactly::client
