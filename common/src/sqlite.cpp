@@ -181,26 +181,51 @@ void connection::reset_all() {
     stmt->reset();
 }
 
+bool connection::in_transaction() const {
+  return sqlite3_get_autocommit(db_) == 0;
+}
+
 std::int64_t connection::changes() const {
   return sqlite3_changes64(db_);
 }
 
 // ---- transaction ----
 
-transaction::transaction(connection& db, mode m) : db_(&db) {
-  db.exec(m == mode::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+transaction::transaction(connection& db, mode m) : db_(&db), level_(db.depth_ + 1) {
+  if (level_ == 1)
+    db.exec(m == mode::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+  else
+    db.exec("SAVEPOINT exactly_" + std::to_string(level_));
+  ++db.depth_;
 }
 
 transaction::~transaction() {
-  if (!done_) {
-    db_->reset_all();
+  if (!done_)
+    rollback();
+}
+
+void transaction::rollback() noexcept {
+  --db_->depth_;
+  done_ = true;
+  db_->reset_all();
+  if (level_ == 1) {
     sqlite3_exec(db_->native(), "ROLLBACK", nullptr, nullptr, nullptr);
+    return;
   }
+  // Fails harmlessly when SQLite already rolled the whole transaction back (SQLITE_FULL, I/O).
+  const std::string name = "exactly_" + std::to_string(level_);
+  sqlite3_exec(db_->native(), ("ROLLBACK TO " + name + "; RELEASE " + name).c_str(), nullptr,
+               nullptr, nullptr);
 }
 
 void transaction::commit() {
-  db_->reset_all();
-  db_->exec("COMMIT");  // on failure the destructor rolls back
+  if (level_ == 1) {
+    db_->reset_all();
+    db_->exec("COMMIT");  // on failure the destructor rolls back
+  } else {
+    db_->exec("RELEASE exactly_" + std::to_string(level_));
+  }
+  --db_->depth_;
   done_ = true;
 }
 

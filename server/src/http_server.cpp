@@ -1,7 +1,9 @@
+#include <exactly/common/crash_point.hpp>
 #include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>
 #include <exactly/server/http_server.hpp>
 
+#include "commit_group.hpp"
 #include "metrics.hpp"
 #include "router.hpp"
 
@@ -105,6 +107,7 @@ struct http_server::impl {
   asio::steady_timer grace_timer{net};
   asio::steady_timer sweep_timer{storage};
   asio::steady_timer dispatch_timer{storage};
+  commit_groups groups{storage, conn.db(), opts.group_commit};  // storage thread only
   std::thread net_thread, storage_thread;
   std::uint16_t bound_port = 0;
 
@@ -122,6 +125,13 @@ struct http_server::impl {
     co_return co_await asio::co_spawn(
         storage, [fn = std::move(fn)]() mutable -> asio::awaitable<R> { co_return fn(); },
         asio::use_awaitable);
+  }
+
+  // Runs `fn` on the storage thread in the open commit group; nullopt when the group could not
+  // be made durable. Rethrows what `fn` throws.
+  template <class F>
+  asio::awaitable<std::optional<std::invoke_result_t<F>>> durably(F fn) {
+    co_return co_await asio::co_spawn(storage, groups.run(std::move(fn)), asio::use_awaitable);
   }
 
   asio::awaitable<void> run_sweeper() {
@@ -244,7 +254,11 @@ struct http_server::impl {
         const route_handler& handler = m.user->handler;
         std::optional<http_response> out;
         try {
-          out = co_await on_storage([&handler, &in] { return handler(in); });
+          out = co_await durably([&handler, &in] { return handler(in); });
+          if (!out) {
+            co_return problem_reply(errc::storage_unavailable,
+                                    "storage failed; nothing was committed", version);
+          }
         } catch (const std::exception& e) {
           spdlog::error("route {} {} failed: {}", in.method, in.path, e.what());
         }
@@ -262,12 +276,27 @@ struct http_server::impl {
     const std::string_view content_type = to_view(req[http::field::content_type]);
     const interaction_request ir{to_verb(req.method()), m.route_template, m.id, *principal,
                                  content_type,          req.body()};
-    interaction_response out = co_await on_storage([this, &ir] {
-      interaction_response r = conn.handle(ir);
-      if (r.outcome == protocol::outcome_executed)
-        dispatch_timer.cancel();  // wake the dispatcher
-      return r;
-    });
+    std::optional<interaction_response> durable;
+    try {
+      durable = co_await durably([this, &ir] {
+        interaction_response r = conn.handle(ir);
+        if (r.outcome == protocol::outcome_executed) {
+          groups.after_commit([this] {
+            crash_point("server.after_commit_before_reply");
+            dispatch_timer.cancel();  // wake the dispatcher
+          });
+        }
+        return r;
+      });
+    } catch (const std::exception& e) {
+      spdlog::error("storage failure on {} {}: {}", m.route_template, m.id, e.what());
+    }
+    if (!durable) {
+      co_return problem_reply(errc::storage_unavailable,
+                              "storage failed; nothing was committed, the request may be retried",
+                              version);
+    }
+    interaction_response& out = *durable;
     if (out.problem)
       counters.count_problem(*out.problem);
     auto res = make_response(out.status, out.content_type, std::move(out.body), version);
@@ -277,7 +306,8 @@ struct http_server::impl {
   }
 
   std::string render_metrics() {
-    return counters.render(conn.stats(), conn.counts(), conn.outbox_pending(), conn.dead_letters());
+    return counters.render(conn.stats(), conn.counts(), conn.outbox_pending(), conn.dead_letters(),
+                           groups.stats());
   }
 
   // Sends `res` and closes: half-close, then drain what the peer still sends (briefly), so the

@@ -21,7 +21,8 @@ void metrics::count_problem(errc e) {
 }
 
 std::string metrics::render(const connector_stats& s, const state_counts& rows,
-                            std::int64_t outbox_pending, std::int64_t dead_letters) const {
+                            std::int64_t outbox_pending, std::int64_t dead_letters,
+                            const group_stats& groups) const {
   std::ostringstream o;
   auto counter = [&o](const char* name, const char* help, std::int64_t v) {
     o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n"
@@ -39,6 +40,12 @@ std::string metrics::render(const connector_stats& s, const state_counts& rows,
   counter("exactly_messages_dead_lettered_total", "Outbox messages moved to dead letters.",
           s.messages_dead_lettered);
 
+  counter("exactly_commit_groups_total", "COMMITs of request groups (one fsync each).",
+          groups.groups);
+  counter("exactly_commit_group_requests_total", "Requests answered from committed groups.",
+          groups.requests);
+  counter("exactly_commit_group_failures_total", "Groups whose COMMIT failed; none answered.",
+          groups.failures);
   o << "# HELP exactly_sweeper_deletions_total Rows changed by the sweeper, by kind.\n"
        "# TYPE exactly_sweeper_deletions_total counter\n"
     << "exactly_sweeper_deletions_total{kind=\"staged_expired\"} " << s.swept_staged << '\n'

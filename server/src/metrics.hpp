@@ -5,6 +5,8 @@
 #include <exactly/common/error.hpp>
 #include <exactly/server/connector.hpp>
 
+#include "commit_group.hpp"
+
 #include <array>
 #include <atomic>
 #include <string>
@@ -20,7 +22,8 @@ class metrics {
   void count_problem(errc e);
   // Prometheus text with the connector's counters and row gauges (call on the storage thread).
   std::string render(const connector_stats& stats, const state_counts& rows,
-                     std::int64_t outbox_pending, std::int64_t dead_letters) const;
+                     std::int64_t outbox_pending, std::int64_t dead_letters,
+                     const group_stats& groups) const;
 
  private:
   std::array<std::atomic<std::int64_t>, 6> by_class_{};                        // index status/100

@@ -58,6 +58,45 @@ TEST_F(sqlite_test, transaction_rolls_back_unless_committed) {
   EXPECT_EQ(scalar(reopened, "SELECT sum(v) FROM t"), 2);
 }
 
+TEST_F(sqlite_test, a_nested_transaction_is_a_savepoint_durable_only_with_the_outer_one) {
+  connection db(path());
+  connection other(path());
+  db.exec("CREATE TABLE t (v INTEGER)");
+  {
+    transaction outer(db);
+    EXPECT_FALSE(outer.is_savepoint());
+    {
+      transaction inner(db);
+      EXPECT_TRUE(inner.is_savepoint());
+      EXPECT_EQ(db.transaction_depth(), 2);
+      db.exec("INSERT INTO t VALUES (1)");
+      inner.commit();
+    }
+    EXPECT_EQ(db.transaction_depth(), 1);
+    EXPECT_TRUE(db.in_transaction());
+    EXPECT_EQ(scalar(other, "SELECT count(*) FROM t"), 0);  // released, not committed
+  }  // the outer one rolls back: the released savepoint goes with it
+  EXPECT_EQ(db.transaction_depth(), 0);
+  EXPECT_FALSE(db.in_transaction());
+  EXPECT_EQ(scalar(db, "SELECT count(*) FROM t"), 0);
+}
+
+TEST_F(sqlite_test, a_savepoint_rolled_back_undoes_only_its_own_writes) {
+  connection db(path());
+  db.exec("CREATE TABLE t (v INTEGER)");
+  transaction outer(db);
+  for (int v = 1; v <= 3; ++v) {
+    transaction job(db);
+    db.prepare("INSERT INTO t VALUES (?)").bind(1, v).run();
+    if (v != 2)
+      job.commit();
+  }
+  outer.commit();
+  connection other(path());
+  EXPECT_EQ(scalar(other, "SELECT count(*) FROM t"), 2);
+  EXPECT_EQ(scalar(other, "SELECT sum(v) FROM t"), 4);
+}
+
 TEST_F(sqlite_test, statement_cache_reuses_and_resets) {
   connection db(path());
   db.exec("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1), (2), (3)");

@@ -108,6 +108,10 @@ class connection {
   void reset_all();
   // Rows changed by the last INSERT/UPDATE/DELETE.
   std::int64_t changes() const;
+  // True while SQLite has a transaction open on this connection.
+  bool in_transaction() const;
+  // How many `transaction` objects are open on this connection (0 = none; >1 = savepoints).
+  int transaction_depth() const { return depth_; }
   sqlite3* native() const { return db_; }
   const std::string& path() const { return path_; }
 
@@ -115,24 +119,35 @@ class connection {
   sqlite3* db_ = nullptr;
   std::string path_;
   std::unordered_map<std::string, std::unique_ptr<statement>> cache_;
+  int depth_ = 0;
+  friend class transaction;
 };
 
-// A transaction that rolls back on destruction unless commit() succeeded.
+// A transaction that rolls back on destruction unless commit() succeeded. Opened while another
+// transaction object is open on the connection, it is a SAVEPOINT inside it: commit() releases
+// it into the outer transaction (durable only when that commits), a rollback undoes only its own
+// writes. Group commit relies on this: one outer transaction, one savepoint per request.
 class transaction {
  public:
   enum class mode { deferred, immediate };
-  // BEGIN IMMEDIATE by default, so a writer takes the write lock up front.
+  // BEGIN IMMEDIATE by default, so a writer takes the write lock up front; `m` is ignored for
+  // a savepoint.
   explicit transaction(connection& db, mode m = mode::immediate);
   ~transaction();
   transaction(const transaction&) = delete;
   transaction& operator=(const transaction&) = delete;
 
-  // COMMIT; throws error (and the transaction is rolled back) if it fails.
+  // COMMIT (RELEASE for a savepoint); throws error, and the transaction is rolled back, if it
+  // fails.
   void commit();
+  bool is_savepoint() const { return level_ > 1; }
   connection& db() const { return *db_; }
 
  private:
+  void rollback() noexcept;
+
   connection* db_;
+  int level_;  // 1 = the outermost transaction
   bool done_ = false;
 };
 

@@ -33,6 +33,9 @@ struct server_options {
   std::chrono::milliseconds sweep_interval{60000};
   std::chrono::milliseconds dispatch_interval{250};  // outbox poll when idle
   std::chrono::milliseconds shutdown_grace{10000};   // then open connections are closed
+  // Requests that reach the storage thread while a commit is under way share the next commit
+  // (one fsync); each is answered only once its group is durable. false: one commit each.
+  bool group_commit = true;
 };
 
 // Handler of a user route; runs on the storage thread, so it may use connector::db().

@@ -1,0 +1,66 @@
+#include "commit_group.hpp"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+
+#include <algorithm>
+
+namespace exactly::server {
+
+commit_groups::commit_groups(boost::asio::io_context& storage, sqlite::connection& db, bool grouped)
+    : io_(storage), db_(db), grouped_(grouped) {}
+
+std::shared_ptr<commit_groups::group> commit_groups::join() {
+  if (open_ && !db_.in_transaction()) {
+    // SQLite rolled the group back on its own (disk full, I/O error): nothing more may join.
+    return nullptr;
+  }
+  if (!open_) {
+    auto g = std::make_shared<group>(io_);
+    try {
+      g->tx.emplace(db_);
+    } catch (const std::exception& e) {
+      spdlog::error("cannot begin a commit group: {}", e.what());
+      return nullptr;
+    }
+    open_ = g;
+    if (grouped_) {
+      // Runs after every request already queued on the storage thread has joined.
+      boost::asio::post(io_, [this, g] { flush(g); });
+    }
+  }
+  ++open_->size;
+  return open_;
+}
+
+void commit_groups::after_commit(std::function<void()> hook) {
+  if (open_)
+    open_->hooks.push_back(std::move(hook));
+}
+
+void commit_groups::flush(const std::shared_ptr<group>& g) {
+  if (open_ == g)
+    open_.reset();
+  try {
+    if (db_.in_transaction()) {
+      g->tx->commit();
+      g->durable = true;
+    }
+  } catch (const std::exception& e) {
+    spdlog::error("commit of a group of {} requests failed, none is answered: {}", g->size,
+                  e.what());
+  }
+  g->tx.reset();
+  if (g->durable) {
+    ++stats_.groups;
+    stats_.requests += g->size;
+    stats_.largest = std::max(stats_.largest, g->size);
+    for (auto& hook : g->hooks)
+      hook();
+  } else {
+    ++stats_.failures;
+  }
+  g->committed.cancel();
+}
+
+}  // namespace exactly::server

@@ -1,0 +1,85 @@
+#pragma once
+// Group commit on the storage thread: the requests that arrive while one group's COMMIT (and its
+// fsync) is under way run together in the next group, each in its own savepoint, and each one's
+// reply is released only once its whole group is durable. One fsync serves many requests;
+// nothing is ever answered before it is on disk.
+
+#include <exactly/common/sqlite.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+namespace exactly::server {
+
+struct group_stats {
+  std::int64_t groups = 0;    // COMMITs that made a group durable
+  std::int64_t requests = 0;  // requests answered from those groups
+  std::int64_t failures = 0;  // groups whose COMMIT failed (their requests got no answer)
+  std::int64_t largest = 0;   // requests in the largest group
+};
+
+class commit_groups {
+ public:
+  // `grouped` = false commits each request on its own (a group of one), on the same path.
+  commit_groups(boost::asio::io_context& storage, sqlite::connection& db, bool grouped);
+
+  // Runs `fn` in a savepoint of the open group (opening one) and waits until the group is
+  // committed. Returns nullopt when the group could not be made durable: nothing of it was
+  // committed. An exception from `fn` rolls back its savepoint only and is rethrown at once.
+  // Call on the storage thread.
+  template <class F>
+  boost::asio::awaitable<std::optional<std::invoke_result_t<F>>> run(F fn) {
+    std::shared_ptr<group> g = join();
+    if (!g)
+      co_return std::nullopt;
+    std::optional<std::invoke_result_t<F>> result;
+    {
+      sqlite::transaction own(db_);
+      result.emplace(fn());
+      own.commit();
+    }
+    if (!grouped_)
+      flush(g);
+    else
+      co_await g->committed.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+    if (!g->durable)
+      co_return std::nullopt;
+    co_return result;
+  }
+
+  // Runs `hook` once the open group is durable (call from inside a run() function).
+  void after_commit(std::function<void()> hook);
+  const group_stats& stats() const { return stats_; }
+
+ private:
+  struct group {
+    explicit group(boost::asio::io_context& io)
+        : committed(io, boost::asio::steady_timer::time_point::max()) {}
+    std::optional<sqlite::transaction> tx;
+    boost::asio::steady_timer committed;  // cancelled once the group's COMMIT returned
+    bool durable = false;
+    std::int64_t size = 0;
+    std::vector<std::function<void()>> hooks;
+  };
+
+  // The open group, opened (and its COMMIT scheduled) if there is none; nullptr if it failed.
+  std::shared_ptr<group> join();
+  void flush(const std::shared_ptr<group>& g);
+
+  boost::asio::io_context& io_;
+  sqlite::connection& db_;
+  bool grouped_;
+  std::shared_ptr<group> open_;
+  group_stats stats_;
+};
+
+}  // namespace exactly::server
