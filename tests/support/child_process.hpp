@@ -20,6 +20,7 @@ class child_process {
   child_process& operator=(const child_process&) = delete;
 
   const std::string& first_line() const { return first_line_; }
+  pid_t pid() const { return pid_; }
   // Each of these ends the child and reaps it; afterwards there is no child and they throw.
   // SIGKILL, then reaps.
   void kill_hard();

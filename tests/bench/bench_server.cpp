@@ -1,0 +1,65 @@
+// bench-server: the benchmark's server process: the plain, idempotency-key and connector routes
+// of bench_routes.hpp on one http_server (API key "bench-key"). Prints "listening on HOST:PORT"
+// once it accepts connections; serves until SIGINT/SIGTERM.
+
+#include "bench_routes.hpp"
+
+#include <exactly/common/host_port.hpp>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+int main(int argc, char** argv) {
+  CLI::App app{"bench-server: plain, idempotency-key and exactly-once routes on one server"};
+  std::string listen = "127.0.0.1:0";
+  std::string db = "bench-server.db";
+  bool relaxed = false;
+  bool ungrouped = false;
+  app.add_option("--listen", listen, "HOST:PORT (port 0 picks a free one)");
+  app.add_option("--db", db, "SQLite database file");
+  app.add_flag("--synchronous-normal", relaxed, "opt out of synchronous=FULL");
+  app.add_flag("--no-group-commit", ungrouped, "one COMMIT (and fsync) per request");
+  double window_s = 3600, sweep_s = 60;
+  app.add_option("--acceptance-window-seconds", window_s,
+                 "ids older than this are refused; tombstones are kept this long");
+  app.add_option("--sweep-seconds", sweep_s, "sweeper period");
+  exactly::bench::write_options writes;
+  app.add_flag("--bounded-writes", writes.bounded,
+               "overwrite one of 1024 business rows instead of adding one (long runs)");
+  CLI11_PARSE(app, argc, argv);
+  spdlog::set_default_logger(spdlog::stderr_color_mt("bench-server"));
+  spdlog::set_level(spdlog::level::warn);  // the benchmark prints the figures
+  const auto address = exactly::parse_host_port(listen);
+  if (!address) {
+    std::cerr << "--listen must be HOST:PORT\n";
+    return 2;
+  }
+  try {
+    exactly::server::connector_options co;
+    co.db_path = db;
+    co.max_staged_per_principal = 1'000'000;
+    co.times.acceptance_window_ms = static_cast<std::int64_t>(window_s * 1000);
+    if (relaxed)
+      co.db.sync = exactly::sqlite::synchronous::normal;
+    exactly::server::connector connector(co);
+    exactly::bench::install_connector_route(connector, writes);
+    exactly::server::server_options so;
+    so.host = address->host;
+    so.port = address->port;
+    so.api_keys = {{"bench-key", "bench"}};
+    so.group_commit = !ungrouped;
+    so.sweep_interval = std::chrono::milliseconds(static_cast<std::int64_t>(sweep_s * 1000));
+    exactly::server::http_server server(so, connector);
+    exactly::bench::install_http_routes(server, connector, writes);
+    const std::uint16_t port = server.start();
+    std::cout << "listening on " << so.host << ':' << port << std::endl;
+    server.run();
+  } catch (const std::exception& e) {
+    std::cerr << "bench-server: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

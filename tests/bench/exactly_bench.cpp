@@ -1,0 +1,454 @@
+// exactly-bench: one business write made four ways on loopback, in one run, each scenario for a
+// fixed time after a warm-up, at each concurrency, against a fresh bench-server process:
+//   plain            POST, no deduplication (the floor)
+//   idempotency-key  POST with an Idempotency-Key, response stored in the same transaction
+//   wire             PUT, POST, GET, DELETE against the connector by a lean load generator
+//   e2e              the client runtime: handler, invoke_http, follow-up, DELETE (both sides
+//   durable)
+// Prints a table and writes JSON: ops/s, p50/p99/p99.9, CPU seconds per op and peak RSS per
+// process, and the ratios wire/idempotency-key and e2e/idempotency-key. --long-run N instead
+// runs N wire cycles and samples RSS and database sizes. Figures only; no assertions.
+
+#include "process_stats.hpp"
+
+#include <child_process.hpp>
+#include <echo_server.hpp>
+#include <http_client.hpp>
+
+#include <exactly/client/endpoint.hpp>
+#include <exactly/client/runtime.hpp>
+#include <exactly/common/request_id.hpp>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+namespace {
+
+using namespace exactly;
+using clock_type = std::chrono::steady_clock;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+const std::vector<std::pair<std::string, std::string>> auth = {
+    {"Authorization", "Bearer bench-key"}, {"Content-Type", "application/json"}};
+const std::string body = R"({"customer_id":"c-1","amount_cents":1250})";
+
+struct settings {
+  double seconds = 5, warmup = 1;
+  bool relaxed = false, ungrouped = false;
+};
+
+struct figures {
+  std::string scenario;
+  int concurrency = 0;
+  double ops_per_s = 0, p50_ms = 0, p99_ms = 0, p999_ms = 0;
+  long ops = 0, errors = 0;
+  double server_cpu_per_op_ms = 0, client_cpu_per_op_ms = 0;
+  std::int64_t server_peak_rss_kib = 0, client_peak_rss_kib = 0;
+};
+
+// A fresh bench-server in `dir`.
+class server_process {
+ public:
+  server_process(const fs::path& dir, const settings& s, const std::vector<std::string>& extra = {})
+      : proc_(args(dir, s, extra), "", true) {
+    const std::string& line = proc_.first_line();
+    port_ = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+  }
+  ~server_process() { proc_.terminate(); }
+  std::uint16_t port() const { return port_; }
+  pid_t pid() const { return proc_.pid(); }
+
+ private:
+  static std::vector<std::string> args(const fs::path& dir, const settings& s,
+                                       const std::vector<std::string>& extra) {
+    std::vector<std::string> a = {EXACTLY_BENCH_SERVER, "--db", (dir / "server.db").string()};
+    if (s.relaxed)
+      a.push_back("--synchronous-normal");
+    if (s.ungrouped)
+      a.push_back("--no-group-commit");
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+  test::child_process proc_;
+  std::uint16_t port_ = 0;
+};
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty())
+    return 0;
+  return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(sorted.size() * p))];
+}
+
+// Runs `op(slot)` in `concurrency` threads for the warm-up, then measures for `seconds`.
+template <class Op>
+figures measure(const std::string& name, int concurrency, const settings& s, pid_t server, Op op) {
+  std::atomic<int> phase{0};  // 0 warm-up, 1 measuring, 2 stop
+  std::vector<std::vector<double>> lat(concurrency);
+  std::vector<long> errors(concurrency, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < concurrency; ++i) {
+    threads.emplace_back([&, i] {
+      auto slot = op.make_slot(i);
+      for (int p; (p = phase.load(std::memory_order_relaxed)) < 2;) {
+        const auto t = clock_type::now();
+        const bool ok = op(slot);
+        if (p == 1) {
+          lat[i].push_back(
+              std::chrono::duration<double, std::milli>(clock_type::now() - t).count());
+          errors[i] += ok ? 0 : 1;
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(s.warmup));
+  bench::reset_peak_rss(server);
+  bench::reset_peak_rss(getpid());
+  const double server_cpu0 = bench::cpu_seconds(server), client_cpu0 = bench::cpu_seconds(getpid());
+  const auto t0 = clock_type::now();
+  phase = 1;
+  std::this_thread::sleep_for(std::chrono::duration<double>(s.seconds));
+  phase = 2;
+  const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
+  const double server_cpu = bench::cpu_seconds(server) - server_cpu0;
+  const double client_cpu = bench::cpu_seconds(getpid()) - client_cpu0;
+  for (auto& t : threads)
+    t.join();
+  figures f{.scenario = name, .concurrency = concurrency};
+  std::vector<double> all;
+  for (int i = 0; i < concurrency; ++i) {
+    all.insert(all.end(), lat[i].begin(), lat[i].end());
+    f.errors += errors[i];
+  }
+  std::sort(all.begin(), all.end());
+  f.ops = static_cast<long>(all.size());
+  f.ops_per_s = static_cast<double>(f.ops) / elapsed;
+  f.p50_ms = percentile(all, 0.5);
+  f.p99_ms = percentile(all, 0.99);
+  f.p999_ms = percentile(all, 0.999);
+  if (f.ops > 0) {
+    f.server_cpu_per_op_ms = 1000 * server_cpu / static_cast<double>(f.ops);
+    f.client_cpu_per_op_ms = 1000 * client_cpu / static_cast<double>(f.ops);
+  }
+  f.server_peak_rss_kib = bench::peak_rss_kib(server);
+  f.client_peak_rss_kib = bench::peak_rss_kib(getpid());
+  return f;
+}
+
+// Load generator slots: one kept-alive connection each.
+struct http_op {
+  std::uint16_t port;
+  int kind;  // 0 plain, 1 idempotency-key, 2 wire
+  test::http_client make_slot(int) const { return test::http_client(port); }
+  bool operator()(test::http_client& c) const {
+    const std::string id = request_id::mint().to_string();
+    if (kind == 0)
+      return c.request("POST", "/plain/" + id, body, auth).status == 200;
+    if (kind == 1) {
+      auto headers = auth;
+      headers.emplace_back("Idempotency-Key", id);
+      return c.request("POST", "/idem/write", body, headers).status == 201;
+    }
+    const std::string path = "/bench/write/" + id;
+    return c.request("PUT", path, body, auth).status == 201 &&
+           c.request("POST", path, "", auth).status == 200 &&
+           c.request("GET", path, "", auth).status == 200 &&
+           c.request("DELETE", path, "", auth).status == 204;
+  }
+};
+
+// The client runtime, closed loop: each slot queues a message whose handler invokes the route and
+// waits until its follow-up has committed (seen by a poller of the `done` table).
+class e2e_driver {
+ public:
+  e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency, const settings& s)
+      : path_((dir / "client.db").string()),
+        db_opts_{.sync = s.relaxed ? sqlite::synchronous::normal : sqlite::synchronous::full},
+        done_(concurrency) {
+    {
+      sqlite::connection db(path_, db_opts_);
+      db.exec("CREATE TABLE IF NOT EXISTS done (slot INTEGER, n INTEGER)");
+      client::queue_store q(db);  // creates the runtime's tables before the workers start
+    }
+    const std::string host = "127.0.0.1:" + std::to_string(port);
+    transport_ = client::make_beast_transport(
+        {.keys = {{host, "bench-key"}},
+         .max_per_destination = static_cast<std::size_t>(concurrency)});
+    const std::string url = "http://" + host + "/bench/write/{id}";
+    auto setup = [this, url](sqlite::connection& c) {
+      std::vector<std::unique_ptr<client::endpoint>> eps;
+      eps.push_back(std::make_unique<client::endpoint>(
+          "billing", c, client::endpoint_options{.transport = transport_}));
+      eps[0]->on("bill", [url](client::handler_context& ctx) {
+        ctx.invoke_http(url, body, "application/json",
+                        {.type = "done", .body = ctx.incoming().body});
+      });
+      eps[0]->on("done", [](client::handler_context& ctx) {
+        ctx.db()
+            .prepare("INSERT INTO done VALUES (?, ?)")
+            .bind_all(ctx.incoming().body.at("slot").get<std::int64_t>(),
+                      ctx.incoming().body.at("n").get<std::int64_t>())
+            .run();
+      });
+      return eps;
+    };
+    runtime_.emplace(
+        path_, db_opts_, setup,
+        client::runtime_options{.workers = concurrency, .idle_poll = std::chrono::milliseconds(1)});
+    runtime_->start();
+    poller_ = std::thread([this] { poll(); });
+  }
+  ~e2e_driver() {
+    stop_ = true;
+    poller_.join();
+    runtime_->stop();
+  }
+
+  struct slot {
+    int index;
+    std::int64_t n = 0;
+    std::unique_ptr<sqlite::connection> db;
+  };
+  slot make_slot(int i) { return {i, 0, std::make_unique<sqlite::connection>(path_, db_opts_)}; }
+  bool operator()(slot& s) {
+    ++s.n;
+    {
+      client::queue_store q(*s.db);
+      sqlite::transaction tx(*s.db);
+      q.enqueue("billing",
+                {.id = std::to_string(s.index) + "/" + std::to_string(s.n),
+                 .type = "bill",
+                 .body = {{"slot", s.index}, {"n", s.n}}},
+                system_now_ms());
+      tx.commit();
+    }
+    std::unique_lock lock(mutex_);
+    return wake_.wait_for(lock, std::chrono::seconds(30), [&] {
+      return done_[s.index] >= s.n || stop_;
+    }) && done_[s.index] >= s.n;
+  }
+
+ private:
+  void poll() {
+    sqlite::connection db(path_, db_opts_);
+    std::int64_t last = 0;
+    while (!stop_) {
+      auto& q = db.prepare("SELECT rowid, slot, n FROM done WHERE rowid > ? ORDER BY rowid");
+      q.bind(1, last);
+      bool any = false;
+      {
+        std::lock_guard lock(mutex_);
+        while (q.step()) {
+          last = q.int64(0);
+          auto& d = done_[static_cast<std::size_t>(q.int64(1))];
+          d = std::max(d, q.int64(2));
+          any = true;
+        }
+      }
+      q.reset();
+      if (any)
+        wake_.notify_all();
+      else
+        std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    wake_.notify_all();
+  }
+
+  std::string path_;
+  sqlite::options db_opts_;
+  std::shared_ptr<client::http_transport> transport_;
+  std::optional<client::runtime> runtime_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<std::int64_t> done_;
+  std::atomic<bool> stop_{false};
+  std::thread poller_;
+};
+
+// e2e_driver is not copyable; measure() copies nothing but calls through this reference.
+struct e2e_op {
+  e2e_driver* d;
+  e2e_driver::slot make_slot(int i) const { return d->make_slot(i); }
+  bool operator()(e2e_driver::slot& s) const { return (*d)(s); }
+};
+
+json to_json(const figures& f) {
+  return {{"scenario", f.scenario},
+          {"concurrency", f.concurrency},
+          {"ops_per_s", f.ops_per_s},
+          {"ops", f.ops},
+          {"errors", f.errors},
+          {"p50_ms", f.p50_ms},
+          {"p99_ms", f.p99_ms},
+          {"p999_ms", f.p999_ms},
+          {"server_cpu_ms_per_op", f.server_cpu_per_op_ms},
+          {"client_cpu_ms_per_op", f.client_cpu_per_op_ms},
+          {"server_peak_rss_kib", f.server_peak_rss_kib},
+          {"client_peak_rss_kib", f.client_peak_rss_kib}};
+}
+
+std::int64_t file_bytes(const fs::path& p) {
+  std::error_code ec;
+  const auto n = fs::file_size(p, ec);
+  return ec ? 0 : static_cast<std::int64_t>(n);
+}
+
+std::int64_t database_bytes(const fs::path& db) {
+  return file_bytes(db) + file_bytes(db.string() + "-wal");
+}
+
+// N wire cycles at `concurrency`, sampling every `every` seconds; flat means the last tenth's
+// mean is within 10 % of the first tenth's. Tombstones are kept for an acceptance window of 2 s
+// (swept every second) and the business write overwrites a bounded set of rows, so steady state
+// comes within seconds.
+json long_run(long n, int concurrency, double every, const settings& s) {
+  test::temp_dir dir;
+  server_process server(
+      dir.path(), s,
+      {"--acceptance-window-seconds", "2", "--sweep-seconds", "1", "--bounded-writes"});
+  const http_op op{server.port(), 2};
+  std::atomic<long> started{0}, finished{0}, errors{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < concurrency; ++i) {
+    threads.emplace_back([&] {
+      auto c = op.make_slot(0);
+      while (started.fetch_add(1) < n) {
+        if (!op(c))
+          ++errors;
+        ++finished;
+      }
+    });
+  }
+  json samples = json::array();
+  const auto t0 = clock_type::now();
+  std::printf("%8s %10s %12s %12s %14s\n", "seconds", "cycles", "server KiB", "client KiB",
+              "server db B");
+  for (bool last = false; !last;) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(every));
+    last = finished.load() >= n;
+    const json sample = {{"seconds", std::chrono::duration<double>(clock_type::now() - t0).count()},
+                         {"cycles", finished.load()},
+                         {"server_rss_kib", bench::rss_kib(server.pid())},
+                         {"client_rss_kib", bench::rss_kib(getpid())},
+                         {"server_db_bytes", database_bytes(dir.path() / "server.db")}};
+    std::printf("%8.0f %10ld %12lld %12lld %14lld\n", sample["seconds"].get<double>(),
+                sample["cycles"].get<long>(),
+                static_cast<long long>(sample["server_rss_kib"].get<std::int64_t>()),
+                static_cast<long long>(sample["client_rss_kib"].get<std::int64_t>()),
+                static_cast<long long>(sample["server_db_bytes"].get<std::int64_t>()));
+    std::fflush(stdout);
+    samples.push_back(sample);
+  }
+  for (auto& t : threads)
+    t.join();
+  json out = {{"cycles", n}, {"errors", errors.load()}, {"samples", samples}};
+  const std::size_t tenth = std::max<std::size_t>(1, samples.size() / 10);
+  for (const char* key : {"server_rss_kib", "client_rss_kib", "server_db_bytes"}) {
+    double first = 0, last = 0;
+    for (std::size_t i = 0; i < tenth; ++i) {
+      first += samples[i][key].get<double>();
+      last += samples[samples.size() - 1 - i][key].get<double>();
+    }
+    const double growth = first > 0 ? last / first - 1 : 0;
+    out["growth"][key] = growth;
+    std::printf("%s: first tenth %.0f, last tenth %.0f, growth %+.1f %% (target within 10 %%)\n",
+                key, first / static_cast<double>(tenth), last / static_cast<double>(tenth),
+                100 * growth);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"exactly-bench: plain, idempotency-key, wire and e2e on loopback, in one run"};
+  settings s;
+  std::vector<int> concurrency = {1, 64};
+  std::vector<std::string> scenarios = {"plain", "idempotency-key", "wire", "e2e"};
+  std::string json_path = "bench-results.json";
+  long long_run_cycles = 0;
+  double sample_seconds = 10;
+  app.add_option("--seconds", s.seconds, "measured time of each scenario");
+  app.add_option("--warmup", s.warmup, "unmeasured time before each scenario");
+  app.add_option("--concurrency", concurrency, "concurrent clients, one run per value");
+  app.add_option("--scenarios", scenarios, "which of plain, idempotency-key, wire, e2e");
+  app.add_option("--json", json_path, "where to write the figures");
+  app.add_flag("--synchronous-normal", s.relaxed, "opt out of synchronous=FULL everywhere");
+  app.add_flag("--no-group-commit", s.ungrouped, "one COMMIT per request on the server");
+  app.add_option("--long-run", long_run_cycles, "instead: N wire cycles, sampling memory/disk");
+  app.add_option("--sample-seconds", sample_seconds, "long run: sampling period");
+  CLI11_PARSE(app, argc, argv);
+
+  json out = {{"machine", {{"cores", std::thread::hardware_concurrency()}}},
+              {"synchronous", s.relaxed ? "NORMAL" : "FULL"},
+              {"group_commit", !s.ungrouped}};
+  if (long_run_cycles > 0) {
+    out["long_run"] = long_run(long_run_cycles, concurrency.back(), sample_seconds, s);
+    std::ofstream(json_path) << out.dump(2) << '\n';
+    std::printf("figures written to %s\n", json_path.c_str());
+    return 0;
+  }
+  std::printf(
+      "synchronous=%s on every database, group commit %s, %u cores; %g s warm-up, %g s"
+      " measured per scenario\n",
+      s.relaxed ? "NORMAL" : "FULL", s.ungrouped ? "off" : "on",
+      std::thread::hardware_concurrency(), s.warmup, s.seconds);
+  std::printf("%-16s %5s %9s %8s %8s %8s %6s %10s %10s %10s %10s\n", "scenario", "conc", "ops/s",
+              "p50 ms", "p99 ms", "p99.9 ms", "errors", "srv cpu/op", "cli cpu/op", "srv peak",
+              "cli peak");
+  std::vector<figures> all;
+  for (int c : concurrency) {
+    for (const std::string& name : scenarios) {
+      test::temp_dir dir;
+      server_process server(dir.path(), s);
+      figures f;
+      if (name == "e2e") {
+        e2e_driver driver(dir.path(), server.port(), c, s);
+        f = measure(name, c, s, server.pid(), e2e_op{&driver});
+      } else {
+        const int kind = name == "plain" ? 0 : name == "idempotency-key" ? 1 : 2;
+        f = measure(name, c, s, server.pid(), http_op{server.port(), kind});
+      }
+      std::printf("%-16s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
+                  name.c_str(), c, f.ops_per_s, f.p50_ms, f.p99_ms, f.p999_ms, f.errors,
+                  f.server_cpu_per_op_ms, f.client_cpu_per_op_ms,
+                  static_cast<long long>(f.server_peak_rss_kib / 1024),
+                  static_cast<long long>(f.client_peak_rss_kib / 1024));
+      std::fflush(stdout);
+      all.push_back(f);
+      out["results"].push_back(to_json(f));
+    }
+  }
+  for (int c : concurrency) {
+    auto find = [&](const std::string& name) -> const figures* {
+      for (const figures& f : all) {
+        if (f.scenario == name && f.concurrency == c)
+          return &f;
+      }
+      return nullptr;
+    };
+    const figures* idem = find("idempotency-key");
+    if (!idem || idem->ops_per_s == 0)
+      continue;
+    for (const char* name : {"wire", "e2e"}) {
+      if (const figures* f = find(name)) {
+        const double ratio = f->ops_per_s / idem->ops_per_s;
+        out["ratios"][std::string(name) + "/idempotency-key"][std::to_string(c)] = ratio;
+        std::printf("concurrency %d: %s/idempotency-key = %.3f\n", c, name, ratio);
+      }
+    }
+  }
+  std::ofstream(json_path) << out.dump(2) << '\n';
+  std::printf("figures written to %s\n", json_path.c_str());
+  return 0;
+}
