@@ -18,9 +18,10 @@
 
 #include <openssl/ssl.h>
 
+#include <condition_variable>
 #include <deque>
-#include <future>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -91,6 +92,8 @@ struct round_trip_result {
   bool reusable = false;  // answered, and the server keeps the connection open
 };
 
+using request = http::request<http::string_body>;
+
 class beast_transport final : public http_transport {
  public:
   explicit beast_transport(beast_transport_options o)
@@ -113,35 +116,62 @@ class beast_transport final : public http_transport {
 
   http_result send(std::string_view method, std::string_view url, std::string_view content_type,
                    std::string_view body) override {
-    parsed_url u = parse_url(url);
-    auto req = std::make_shared<http::request<http::string_body>>();
-    req->method_string(method);
-    req->target(u.target);
-    req->version(11);
-    req->set(http::field::host, u.host + ":" + u.port);
-    for (const auto& d : opts_.keys) {
-      if (d.host_port == u.host + ":" + u.port)
-        req->set(http::field::authorization, "Bearer " + d.bearer);
+    return send_all({{std::string(method), std::string(url), std::string(content_type),
+                      std::string(body)}})
+        .front();
+  }
+
+  std::vector<http_result> send_all(const std::vector<http_call>& calls) override {
+    std::vector<std::pair<parsed_url, std::shared_ptr<request>>> prepared;
+    for (const http_call& c : calls) {  // throws for a bad URL before anything is sent
+      parsed_url u = parse_url(c.url);
+      auto req = make_request(u, c);
+      prepared.emplace_back(std::move(u), std::move(req));
     }
-    if (!content_type.empty())
-      req->set(http::field::content_type, content_type);
-    req->body() = std::string(body);
-    req->prepare_payload();
-    std::promise<http_result> done;
-    auto answer = done.get_future();
-    asio::co_spawn(io_, exchange(std::move(u), std::move(req)),
-                   [&done](std::exception_ptr e, http_result r) {
-                     if (e)
-                       done.set_exception(e);
-                     else
-                       done.set_value(std::move(r));
-                   });
-    return answer.get();
+    std::vector<http_result> answers(calls.size());
+    std::size_t pending = calls.size();
+    std::exception_ptr failure;
+    std::mutex m;
+    std::condition_variable all_done;
+    for (std::size_t i = 0; i < prepared.size(); ++i) {
+      asio::co_spawn(io_, exchange(std::move(prepared[i].first), std::move(prepared[i].second)),
+                     [&, i](std::exception_ptr e, http_result r) {
+                       std::lock_guard lock(m);
+                       if (e)
+                         failure = e;
+                       else
+                         answers[i] = std::move(r);
+                       if (--pending == 0)
+                         all_done.notify_one();
+                     });
+    }
+    std::unique_lock lock(m);
+    all_done.wait(lock, [&] { return pending == 0; });
+    if (failure)
+      std::rethrow_exception(failure);
+    return answers;
   }
 
  private:
-  asio::awaitable<http_result> exchange(parsed_url u,
-                                        std::shared_ptr<http::request<http::string_body>> req) {
+  std::shared_ptr<request> make_request(const parsed_url& u, const http_call& c) const {
+    auto req = std::make_shared<request>();
+    req->method_string(c.method);
+    req->target(u.target);
+    req->version(11);
+    const std::string host = u.host + ":" + u.port;
+    req->set(http::field::host, host);
+    for (const auto& d : opts_.keys) {
+      if (d.host_port == host)
+        req->set(http::field::authorization, "Bearer " + d.bearer);
+    }
+    if (!c.content_type.empty())
+      req->set(http::field::content_type, c.content_type);
+    req->body() = c.body;
+    req->prepare_payload();
+    return req;
+  }
+
+  asio::awaitable<http_result> exchange(parsed_url u, std::shared_ptr<request> req) {
     destination& d = destinations_[u.destination()];
     while (d.active >= opts_.max_per_destination) {
       asio::steady_timer wait(io_, asio::steady_timer::time_point::max());
@@ -248,14 +278,6 @@ class beast_transport final : public http_transport {
 };
 
 }  // namespace
-
-answer http_result::facts() const {
-  answer a;
-  a.transport_failed = transport_failed;
-  a.status = status;
-  a.has_outcome = !outcome.empty();
-  return a;
-}
 
 std::unique_ptr<http_transport> make_beast_transport(beast_transport_options opts) {
   return std::make_unique<beast_transport>(std::move(opts));

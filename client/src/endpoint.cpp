@@ -109,28 +109,50 @@ std::size_t endpoint::process_due(int limit) {
     sqlite::transaction read(db_, sqlite::transaction::mode::deferred);
     batch = queues_.due(name_, now, limit);
   }
-  for (const queued_message& q : batch) {
-    // A follow-up first fetches its stored response, outside any transaction.
-    std::optional<http_result> response;
-    const auto rid = q.msg.headers.find(request_id_header);
-    if (rid != q.msg.headers.end() && opts_.transport) {
-      const std::string url = q.msg.headers.at(url_header);
-      response = opts_.transport->send("GET", url, "", "");
-      const next n = decide(step::get, response->facts());
-      if (n != next::advance) {
-        sqlite::transaction tx(db_);
-        if (n == next::error_queue) {
-          queues_.move_to_errors(q.seq, describe_answer("GET", *response), now);
-          invocations_.remove(rid->get<std::string>());
-          ++done;
-        } else {
-          queues_.retry_later(q.seq, backoff_until(q.attempts, now),
-                              describe_answer("GET", *response));
-        }
-        tx.commit();
-        continue;
+  if (batch.empty())
+    return 0;
+  // Follow-ups first fetch their stored responses, all at once, outside any transaction.
+  std::vector<std::optional<http_result>> responses(batch.size());
+  std::vector<next> get_decisions(batch.size(), next::advance);
+  if (opts_.transport) {
+    std::vector<http_call> calls;
+    std::vector<std::size_t> which;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (batch[i].msg.headers.contains(request_id_header)) {
+        calls.push_back({"GET", batch[i].msg.headers.at(url_header), "", ""});
+        which.push_back(i);
       }
-      crash_point("client.after_get_before_commit");
+    }
+    if (!calls.empty()) {
+      std::vector<http_result> answers = opts_.transport->send_all(calls);
+      for (std::size_t k = 0; k < which.size(); ++k) {
+        get_decisions[which[k]] = decide(step::get, answers[k].facts());
+        if (get_decisions[which[k]] == next::advance)
+          crash_point("client.after_get_before_commit");
+        responses[which[k]] = std::move(answers[k]);
+      }
+    }
+  }
+
+  // The batch commits together (one fsync); each message in a savepoint of its own, so a
+  // failing handler rolls back only itself.
+  sqlite::transaction group(db_);
+  std::vector<journal_entry> puts;  // ids PUT by this batch's attempts, journaled
+  bool any_committed = false;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const queued_message& q = batch[i];
+    const auto rid = q.msg.headers.find(request_id_header);
+    const std::optional<http_result>& response = responses[i];
+    if (response && get_decisions[i] != next::advance) {
+      if (get_decisions[i] == next::error_queue) {
+        queues_.move_to_errors(q.seq, describe_answer("GET", *response), now);
+        invocations_.remove(rid->get<std::string>());
+        ++done;
+      } else {
+        queues_.retry_later(q.seq, backoff_until(q.attempts, now),
+                            describe_answer("GET", *response));
+      }
+      continue;
     }
 
     std::string error;
@@ -160,18 +182,17 @@ std::size_t endpoint::process_due(int limit) {
         committed = true;
         ++done;
       } catch (const sqlite::error&) {
-        throw;  // storage trouble is not the handler's failure; nothing committed
+        throw;  // storage trouble is not the handler's failure; nothing of the batch commits
       } catch (const std::exception& e) {
         error = e.what();
       }
     }  // an uncommitted handler's writes are rolled back here
+    puts.insert(puts.end(), attempt_puts_.begin(), attempt_puts_.end());
     if (committed) {
-      crash_point("client.after_commit_before_post_or_delete");
-      journal_.forget(attempt_puts_);  // their invocation rows own them now
+      any_committed = true;
       continue;
     }
     // Ids PUT by the failed attempt get a durable DELETE, committed with the failure.
-    sqlite::transaction tx(db_);
     for (const journal_entry& e : attempt_puts_)
       invocations_.add_cleanup(e.request_id, name_, e.url, now);
     if (q.attempts + 1 >= opts_.max_attempts) {
@@ -180,9 +201,11 @@ std::size_t endpoint::process_due(int limit) {
     } else {
       queues_.retry_later(q.seq, backoff_until(q.attempts, now), error);
     }
-    tx.commit();
-    journal_.forget(attempt_puts_);
   }
+  group.commit();
+  if (any_committed)
+    crash_point("client.after_commit_before_post_or_delete");
+  journal_.forget(puts);  // their invocation or cleanup rows own them now
   return done;
 }
 
@@ -210,64 +233,74 @@ std::size_t endpoint::publish_due(int limit) {
     return 0;
   const std::int64_t now = opts_.clock();
   std::size_t done = recover_orphans(now);
-  std::vector<invocation_row> posts, deletes;
+  std::vector<invocation_row> rows;
+  std::vector<bool> is_post;  // else a DELETE
   {
     sqlite::transaction read(db_, sqlite::transaction::mode::deferred);
-    posts = invocations_.due(invocation_state::post_pending, now, limit);
-    deletes = invocations_.due(invocation_state::delete_pending, now, limit);
+    for (auto state : {invocation_state::post_pending, invocation_state::delete_pending}) {
+      for (invocation_row& row : invocations_.due(state, now, limit)) {
+        if (row.endpoint != name_)
+          continue;
+        rows.push_back(std::move(row));
+        is_post.push_back(state == invocation_state::post_pending);
+      }
+    }
   }
-  for (invocation_row& row : posts) {
-    if (row.endpoint != name_)
-      continue;
-    const http_result r = opts_.transport->send("POST", row.url, "", "");
-    const next n = decide(step::post, r.facts());
-    if (n == next::advance)
-      crash_point("client.after_post_before_follow_up");
-    sqlite::transaction tx(db_);
-    switch (n) {
-      case next::advance:  // the follow-up is queued atomically with the POST's completion
-        if (!invocations_.transition(row.request_id, invocation_state::post_pending,
-                                     invocation_state::awaiting_follow_up, now)) {
-          continue;  // another publisher completed it first; roll back
+  if (rows.empty())
+    return done;
+  // Every due POST and DELETE goes out at once; their outcomes then commit together, in one
+  // transaction (one fsync for the batch). Each step still moves by a conditional transition, so
+  // a step another publisher completed meanwhile is skipped, not done twice.
+  std::vector<http_call> calls;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    calls.push_back({is_post[i] ? "POST" : "DELETE", rows[i].url, "", ""});
+  const std::vector<http_result> answers = opts_.transport->send_all(calls);
+  std::vector<next> decisions;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const bool post = is_post[i];
+    decisions.push_back(decide(post ? step::post : step::del, answers[i].facts()));
+    if (decisions.back() == next::advance) {
+      crash_point(post ? "client.after_post_before_follow_up" : "client.after_delete_before_done");
+    }
+  }
+  sqlite::transaction tx(db_);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const invocation_row& row = rows[i];
+    const http_result& r = answers[i];
+    const bool post = is_post[i];
+    const char* verb = post ? "POST" : "DELETE";
+    switch (decisions[i]) {
+      case next::advance:
+        if (!post) {
+          invocations_.remove(row.request_id);
+          ++done;
+        } else if (invocations_.transition(row.request_id, invocation_state::post_pending,
+                                           invocation_state::awaiting_follow_up, now)) {
+          // The follow-up is queued atomically with the POST's completion.
+          queues_.enqueue(row.endpoint, row.follow_up, now);
+          ++done;
         }
-        queues_.enqueue(row.endpoint, row.follow_up, now);
-        ++done;
         break;
       case next::error_queue:  // never re-invoked under a new id
         // A stale copy of a step another worker completed must not raise a false fault.
-        if (!invocations_.transition(row.request_id, invocation_state::post_pending,
-                                     invocation_state::post_pending, now)) {
-          continue;
+        if (post && invocations_.transition(row.request_id, invocation_state::post_pending,
+                                            invocation_state::post_pending, now)) {
+          queues_.add_error(row.endpoint, row.follow_up, row.attempts + 1, describe_answer(verb, r),
+                            now);
+          invocations_.remove(row.request_id);
+          ++done;
+        } else if (!post) {
+          invocations_.retry_later(row.request_id, backoff_until(row.attempts, now),
+                                   describe_answer(verb, r));
         }
-        queues_.add_error(row.endpoint, row.follow_up, row.attempts + 1, describe_answer("POST", r),
-                          now);
-        invocations_.remove(row.request_id);
-        ++done;
         break;
       default:
         invocations_.retry_later(row.request_id, backoff_until(row.attempts, now),
-                                 describe_answer("POST", r));
+                                 describe_answer(verb, r));
         break;
     }
-    tx.commit();
   }
-  for (const invocation_row& row : deletes) {
-    if (row.endpoint != name_)
-      continue;
-    const http_result r = opts_.transport->send("DELETE", row.url, "", "");
-    const next n = decide(step::del, r.facts());
-    if (n == next::advance)
-      crash_point("client.after_delete_before_done");
-    sqlite::transaction tx(db_);
-    if (n == next::advance) {
-      invocations_.remove(row.request_id);
-      ++done;
-    } else {
-      invocations_.retry_later(row.request_id, backoff_until(row.attempts, now),
-                               describe_answer("DELETE", r));
-    }
-    tx.commit();
-  }
+  tx.commit();
   return done;
 }
 

@@ -1,5 +1,7 @@
 #include <exactly/common/sqlite.hpp>
 
+#include <thread>
+
 #include <sqlite3.h>
 
 namespace exactly::sqlite {
@@ -133,7 +135,20 @@ int statement::columns() const {
 
 // ---- connection ----
 
-connection::connection(const std::string& path, options opts) : path_(path) {
+int connection::on_busy(void* self, int tries) {
+  auto* c = static_cast<connection*>(self);
+  const auto now = std::chrono::steady_clock::now();
+  if (tries == 0)
+    c->busy_since_ = now;
+  if (now - c->busy_since_ >= c->busy_timeout_)
+    return 0;  // SQLITE_BUSY
+  std::this_thread::sleep_for(tries < 20 ? std::chrono::microseconds(100)
+                                         : std::chrono::microseconds(1000));
+  return 1;
+}
+
+connection::connection(const std::string& path, options opts)
+    : path_(path), busy_timeout_(opts.busy_timeout) {
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
@@ -143,7 +158,7 @@ connection::connection(const std::string& path, options opts) : path_(path) {
     throw error(rc, msg);
   }
   sqlite3_extended_result_codes(db_, 0);
-  sqlite3_busy_timeout(db_, static_cast<int>(opts.busy_timeout.count()));
+  sqlite3_busy_handler(db_, &connection::on_busy, this);
   if (opts.wal)
     exec("PRAGMA journal_mode=WAL");
   exec(synchronous_pragma(opts.sync));

@@ -46,6 +46,8 @@ const std::string body = R"({"customer_id":"c-1","amount_cents":1250})";
 struct settings {
   double seconds = 5, warmup = 1;
   bool relaxed = false, ungrouped = false;
+  int e2e_workers = 1;  // runtime worker threads carrying the e2e invocations
+  int e2e_batch = 64;   // messages or steps a worker commits together
 };
 
 struct figures {
@@ -167,8 +169,9 @@ struct http_op {
   }
 };
 
-// The client runtime, closed loop: each slot queues a message whose handler invokes the route and
-// waits until its follow-up has committed (seen by a poller of the `done` table).
+// The client runtime, closed loop: each slot queues a message (through an injector thread that
+// enqueues what arrived meanwhile in one commit) whose handler invokes the route, and waits until
+// its follow-up has committed (seen by a poller of the `done` table).
 class e2e_driver {
  public:
   e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency, const settings& s)
@@ -202,14 +205,21 @@ class e2e_driver {
       });
       return eps;
     };
-    runtime_.emplace(
-        path_, db_opts_, setup,
-        client::runtime_options{.workers = concurrency, .idle_poll = std::chrono::milliseconds(1)});
+    runtime_.emplace(path_, db_opts_, setup,
+                     client::runtime_options{.workers = std::min(concurrency, s.e2e_workers),
+                                             .idle_poll = std::chrono::milliseconds(1),
+                                             .batch = s.e2e_batch});
     runtime_->start();
     poller_ = std::thread([this] { poll(); });
+    injector_ = std::thread([this] { inject(); });
   }
   ~e2e_driver() {
-    stop_ = true;
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    arrived_.notify_all();
+    injector_.join();
     poller_.join();
     runtime_->stop();
   }
@@ -217,28 +227,44 @@ class e2e_driver {
   struct slot {
     int index;
     std::int64_t n = 0;
-    std::unique_ptr<sqlite::connection> db;
   };
-  slot make_slot(int i) { return {i, 0, std::make_unique<sqlite::connection>(path_, db_opts_)}; }
+  slot make_slot(int i) { return {i, 0}; }
   bool operator()(slot& s) {
     ++s.n;
-    {
-      client::queue_store q(*s.db);
-      sqlite::transaction tx(*s.db);
-      q.enqueue("billing",
-                {.id = std::to_string(s.index) + "/" + std::to_string(s.n),
-                 .type = "bill",
-                 .body = {{"slot", s.index}, {"n", s.n}}},
-                system_now_ms());
-      tx.commit();
-    }
     std::unique_lock lock(mutex_);
+    arrivals_.emplace_back(s.index, s.n);
+    arrived_.notify_one();
     return wake_.wait_for(lock, std::chrono::seconds(30), [&] {
       return done_[s.index] >= s.n || stop_;
     }) && done_[s.index] >= s.n;
   }
 
  private:
+  // Messages arrive in groups too: whatever slots queued meanwhile is enqueued in one commit.
+  void inject() {
+    sqlite::connection db(path_, db_opts_);
+    client::queue_store q(db);
+    for (;;) {
+      std::vector<std::pair<int, std::int64_t>> batch;
+      {
+        std::unique_lock lock(mutex_);
+        arrived_.wait(lock, [&] { return !arrivals_.empty() || stop_; });
+        if (stop_)
+          return;
+        batch.swap(arrivals_);
+      }
+      sqlite::transaction tx(db);
+      for (const auto& [index, n] : batch) {
+        q.enqueue("billing",
+                  {.id = std::to_string(index) + "/" + std::to_string(n),
+                   .type = "bill",
+                   .body = {{"slot", index}, {"n", n}}},
+                  system_now_ms());
+      }
+      tx.commit();
+    }
+  }
+
   void poll() {
     sqlite::connection db(path_, db_opts_);
     std::int64_t last = 0;
@@ -269,10 +295,11 @@ class e2e_driver {
   std::shared_ptr<client::http_transport> transport_;
   std::optional<client::runtime> runtime_;
   std::mutex mutex_;
-  std::condition_variable wake_;
+  std::condition_variable wake_, arrived_;
+  std::vector<std::pair<int, std::int64_t>> arrivals_;
   std::vector<std::int64_t> done_;
   std::atomic<bool> stop_{false};
-  std::thread poller_;
+  std::thread poller_, injector_;
 };
 
 // e2e_driver is not copyable; measure() copies nothing but calls through this reference.
@@ -385,13 +412,18 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "where to write the figures");
   app.add_flag("--synchronous-normal", s.relaxed, "opt out of synchronous=FULL everywhere");
   app.add_flag("--no-group-commit", s.ungrouped, "one COMMIT per request on the server");
+  app.add_option("--e2e-workers", s.e2e_workers,
+                 "client runtime worker threads for e2e (at most the concurrency)");
+  app.add_option("--e2e-batch", s.e2e_batch, "client runtime batch: steps sharing one commit");
   app.add_option("--long-run", long_run_cycles, "instead: N wire cycles, sampling memory/disk");
   app.add_option("--sample-seconds", sample_seconds, "long run: sampling period");
   CLI11_PARSE(app, argc, argv);
 
   json out = {{"machine", {{"cores", std::thread::hardware_concurrency()}}},
               {"synchronous", s.relaxed ? "NORMAL" : "FULL"},
-              {"group_commit", !s.ungrouped}};
+              {"group_commit", !s.ungrouped},
+              {"e2e_workers", s.e2e_workers},
+              {"e2e_batch", s.e2e_batch}};
   if (long_run_cycles > 0) {
     out["long_run"] = long_run(long_run_cycles, concurrency.back(), sample_seconds, s);
     std::ofstream(json_path) << out.dump(2) << '\n';

@@ -11,6 +11,7 @@
 #include <exactly/common/request_id.hpp>
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 namespace exactly::test {
 namespace {
@@ -95,6 +96,58 @@ TEST_F(invoke_http, each_invocation_executes_once_and_each_follow_up_commits_onc
   EXPECT_EQ(rows.staged, 0);
   EXPECT_EQ(rows.executed, 0);
   EXPECT_EQ(rows.tombstone, n);
+}
+
+TEST_F(invoke_http, a_batch_of_invocations_shares_one_commit_per_step) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  constexpr int n = 8;
+  for (int i = 0; i < n; ++i) {
+    ep.send("billing",
+            {.type = "bill",
+             .body = {{"order", "o-" + std::to_string(i)}, {"payload", {{"status", 200}}}}});
+  }
+  int commits = 0;
+  sqlite3_commit_hook(
+      db_.native(),
+      [](void* c) {
+        ++*static_cast<int*>(c);
+        return 0;
+      },
+      &commits);
+  EXPECT_EQ(ep.process_due(), static_cast<std::size_t>(n));  // n handlers, n PUTs
+  EXPECT_EQ(commits, 1);
+  EXPECT_EQ(ep.publish_due(), static_cast<std::size_t>(n));  // n POSTs, n follow-ups queued
+  EXPECT_EQ(commits, 2);
+  EXPECT_EQ(ep.process_due(), static_cast<std::size_t>(n));  // n GETs, n follow-up handlers
+  EXPECT_EQ(commits, 3);
+  EXPECT_EQ(ep.publish_due(), static_cast<std::size_t>(n));  // n DELETEs
+  EXPECT_EQ(commits, 4);
+  sqlite3_commit_hook(db_.native(), nullptr, nullptr);
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(q("SELECT count(*) FROM results"), n);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+}
+
+TEST_F(invoke_http, a_failing_handler_in_a_batch_rolls_back_only_itself) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  for (int i = 0; i < 3; ++i) {
+    ep.send("billing", {.type = "bill",
+                        .body = {{"order", "o-" + std::to_string(i)},
+                                 {"payload", {{"status", 200}}},
+                                 {"fail_after_put", i == 1}}});
+  }
+  EXPECT_EQ(ep.process_due(), 2u);  // o-1 failed: retried later
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 2);
+  EXPECT_EQ(q("SELECT count(*) FROM bills WHERE order_id = 'o-1'"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations WHERE state = 1"), 2);  // POSTs due
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations WHERE state = 3"), 1);  // its cleanup
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), 2);
+  EXPECT_EQ(server.rows().staged, 0);  // the failed attempts' PUTs were DELETEd
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 1);
 }
 
 TEST_F(invoke_http, lost_and_duplicated_traffic_still_executes_once) {

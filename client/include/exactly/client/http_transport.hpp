@@ -24,13 +24,21 @@ struct http_result {
   answer facts() const;
 };
 
-// Sends one request and waits for its answer. Implementations must be safe to call from the
+// One request of a send_all() batch.
+struct http_call {
+  std::string method, url, content_type, body;
+};
+
+// Sends requests and waits for their answers. Implementations must be safe to call from the
 // thread that drives the endpoint; they never throw for network trouble (transport_failed).
 class http_transport {
  public:
   virtual ~http_transport() = default;
   virtual http_result send(std::string_view method, std::string_view url,
                            std::string_view content_type, std::string_view body) = 0;
+  // Sends every call and returns their answers in the same order. The default sends them one
+  // after another; a transport that can sends them concurrently.
+  virtual std::vector<http_result> send_all(const std::vector<http_call>& calls);
 };
 
 struct destination_key {

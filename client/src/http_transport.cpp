@@ -1,0 +1,21 @@
+#include <exactly/client/http_transport.hpp>
+
+namespace exactly::client {
+
+answer http_result::facts() const {
+  answer a;
+  a.transport_failed = transport_failed;
+  a.status = status;
+  a.has_outcome = !outcome.empty();
+  return a;
+}
+
+std::vector<http_result> http_transport::send_all(const std::vector<http_call>& calls) {
+  std::vector<http_result> answers;
+  answers.reserve(calls.size());
+  for (const http_call& c : calls)
+    answers.push_back(send(c.method, c.url, c.content_type, c.body));
+  return answers;
+}
+
+}  // namespace exactly::client
