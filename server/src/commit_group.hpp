@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -42,14 +43,19 @@ class commit_groups {
     if (!g)
       co_return std::nullopt;
     std::optional<std::invoke_result_t<F>> result;
-    {
+    std::exception_ptr failure;
+    try {
       sqlite::transaction own(db_);
       result.emplace(fn());
       own.commit();
+    } catch (...) {
+      failure = std::current_exception();
     }
     if (!grouped_)
-      flush(g);
-    else
+      flush(g);  // even after a failure: the group of one must not stay open
+    if (failure)
+      std::rethrow_exception(failure);
+    if (grouped_)
       co_await g->committed.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     if (!g->durable)
       co_return std::nullopt;

@@ -106,6 +106,16 @@ TEST_F(commit_group_test, a_throwing_request_rolls_back_only_itself) {
   EXPECT_EQ(g.stats().groups, 1);
 }
 
+TEST_F(commit_group_test, ungrouped_a_throwing_request_leaves_no_transaction_open) {
+  db_->exec("INSERT INTO parent VALUES (0)");
+  commit_groups g(io_, *db_, false);
+  const auto answers = run_all(g, {-1});
+  EXPECT_EQ(answers[0], -1);
+  EXPECT_FALSE(db_->in_transaction());  // else the write lock would be held until the next one
+  EXPECT_EQ(run_all(g, {2})[0], 2);
+  EXPECT_EQ(durable_rows(), 1);
+}
+
 TEST_F(commit_group_test, a_failed_commit_answers_none_of_the_group) {
   commit_groups g(io_, *db_, true);
   db_->exec("INSERT INTO parent VALUES (0)");

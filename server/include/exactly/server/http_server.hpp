@@ -24,7 +24,7 @@ struct server_options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;                          // 0 = any free port; see http_server::port()
   bool open_mode = false;                          // no authentication, one anonymous principal
-  std::vector<api_key> api_keys;                   // required unless open_mode
+  std::vector<api_key> api_keys{};                 // required unless open_mode
   std::size_t max_body_bytes = 1 << 20;            // larger bodies: 413 payload-too-large
   std::size_t max_header_bytes = 16 * 1024;        // larger headers: 431 header-too-large
   std::chrono::milliseconds read_timeout{15000};   // a whole request, headers and body
