@@ -1,5 +1,7 @@
 #include <exactly/client/runtime.hpp>
 
+#include <spdlog/spdlog.h>
+
 namespace exactly::client {
 
 runtime::runtime(std::string db_path, sqlite::options db_opts, setup_fn setup, runtime_options opts)
@@ -65,6 +67,10 @@ void runtime::run_worker() {
         done += ep->process_due(opts_.batch) + ep->publish_due(opts_.batch);
     } catch (const sqlite::error&) {
       done = 0;  // storage busy or failing: nothing committed; try again after a pause
+    } catch (const std::exception& e) {
+      // Nothing of the failed batch committed; the worker lives on and tries again.
+      spdlog::error("client runtime worker: {}; retrying after a pause", e.what());
+      done = 0;
     }
     if (done == 0) {
       std::unique_lock lock(mutex_);

@@ -257,6 +257,73 @@ TEST_F(invoke_http, a_consumed_id_on_post_goes_to_the_error_queue_not_reinvoked)
   EXPECT_NE(errors[0].error.find("request-consumed"), std::string::npos) << errors[0].error;
 }
 
+// A transport whose first batches throw, as a bug or an exhausted resource would.
+class throwing_transport : public client::http_transport {
+ public:
+  explicit throwing_transport(std::shared_ptr<client::http_transport> inner)
+      : inner_(std::move(inner)) {}
+  client::http_result send(std::string_view method, std::string_view url,
+                           std::string_view content_type, std::string_view body) override {
+    return inner_->send(method, url, content_type, body);
+  }
+  std::vector<client::http_result> send_all(const std::vector<client::http_call>& calls) override {
+    if (throws_left_.fetch_sub(1) > 0)
+      throw std::runtime_error("transport bug");
+    return inner_->send_all(calls);
+  }
+  int thrown() const { return 3 - std::max(0, throws_left_.load()); }
+
+ private:
+  std::shared_ptr<client::http_transport> inner_;
+  std::atomic<int> throws_left_{3};
+};
+
+TEST_F(invoke_http, a_runtime_worker_survives_an_exception_outside_handlers) {
+  echo_server server(cfg_);
+  const std::string host = "127.0.0.1:" + std::to_string(server.port());
+  auto transport = std::make_shared<throwing_transport>(
+      client::make_beast_transport({.keys = {{host, "alice-key"}}}));
+  const std::string url = "http://" + host + "/vectors/echo/{id}";
+  auto setup = [&](sqlite::connection& db) {
+    std::vector<std::unique_ptr<client::endpoint>> eps;
+    eps.push_back(std::make_unique<client::endpoint>(
+        "billing", db, client::endpoint_options{.transport = transport}));
+    eps[0]->on("bill", [url](client::handler_context& ctx) {
+      ctx.invoke_http(url, R"({"status":200})", "application/json",
+                      {.type = "bill_result", .body = ctx.incoming().body});
+    });
+    eps[0]->on("bill_result", [](client::handler_context& ctx) {
+      ctx.db()
+          .prepare("INSERT INTO results VALUES (?, 200, '', 1)")
+          .bind(1, ctx.incoming().body.at("order").get<std::string>())
+          .run();
+    });
+    return eps;
+  };
+  constexpr int n = 10;
+  {
+    client::queue_store queues(db_);
+    sqlite::transaction tx(db_);
+    for (int i = 0; i < n; ++i) {
+      queues.enqueue(
+          "billing",
+          {.id = std::to_string(i), .type = "bill", .body = {{"order", "o-" + std::to_string(i)}}},
+          0);
+    }
+    tx.commit();
+  }
+  client::runtime rt((dir_.path() / "client.db").string(), {}, setup, {.workers = 1});
+  rt.start();
+  EXPECT_TRUE(eventually([&] {
+    return q("SELECT count(*) FROM results") == n &&
+           q("SELECT count(*) FROM exactly_invocations") == 0;
+  }));
+  rt.stop();
+  EXPECT_EQ(transport->thrown(), 3);
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+}
+
 TEST_F(invoke_http, concurrent_workers_still_execute_once_and_follow_up_once) {
   echo_server server(cfg_);
   const std::string url =

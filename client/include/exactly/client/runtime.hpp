@@ -2,6 +2,8 @@
 // Runs endpoints continuously with N worker threads, each with its own SQLite connection to the
 // same database, until stop(). Workers share the queues safely: a message is handled by the first
 // worker whose transaction finds it, and every protocol step moves by a conditional transition.
+// A worker whose turn throws (storage or anything else) logs it, pauses and goes on: what the turn
+// did not commit is done again.
 
 #include <exactly/client/endpoint.hpp>
 
