@@ -4,6 +4,7 @@
 #include <exactly/common/problem.hpp>
 #include <exactly/common/request_id.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
@@ -37,6 +38,22 @@ void handler_context::send(std::string_view to, message m) {
   ep_.queues_.enqueue(to, m, now_ms_);
 }
 
+void handler_context::put_now(const std::string& url, std::string_view content_type,
+                              std::string_view body) {
+  http_result put;
+  for (int attempt = 0;; ++attempt) {
+    put = ep_.opts_.transport->send("PUT", url, content_type, body);
+    const next n = decide(step::put, put.facts());
+    if (n == next::advance)
+      break;
+    if (n == next::fail_handler || attempt == 2) {
+      throw std::runtime_error("invoke_http " + describe_answer("PUT", put));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
+  }
+  crash_point("client.after_put_before_commit");
+}
+
 std::string handler_context::invoke_http(std::string_view url_template, std::string_view body,
                                          std::string_view content_type, message follow_up) {
   if (!ep_.opts_.transport)
@@ -52,18 +69,11 @@ std::string handler_context::invoke_http(std::string_view url_template, std::str
   ep_.attempt_puts_.push_back({id, url});
   ep_.journal_.record(ep_.name_, ep_.attempt_puts_.back(), now_ms_);
 
-  http_result put;
-  for (int attempt = 0;; ++attempt) {
-    put = ep_.opts_.transport->send("PUT", url, content_type, body);
-    const next n = decide(step::put, put.facts());
-    if (n == next::advance)
-      break;
-    if (n == next::fail_handler || attempt == 2) {
-      throw std::runtime_error("invoke_http " + describe_answer("PUT", put));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
+  if (ep_.deferring_puts_) {  // sent by process_due with the batch's other PUTs
+    ep_.deferred_puts_.push_back({"PUT", url, std::string(content_type), std::string(body)});
+  } else {
+    put_now(url, content_type, body);
   }
-  crash_point("client.after_put_before_commit");
 
   if (follow_up.id.empty())
     follow_up.id = id + "/follow-up";
@@ -102,7 +112,6 @@ std::int64_t endpoint::backoff_until(int attempts, std::int64_t now) {
 }
 
 std::size_t endpoint::process_due(int limit) {
-  std::size_t done = 0;
   const std::int64_t now = opts_.clock();
   std::vector<queued_message> batch;
   {
@@ -134,11 +143,30 @@ std::size_t endpoint::process_due(int limit) {
     }
   }
 
+  std::size_t done = 0;
+  const bool defer = opts_.overlap_puts && batch.size() > 1;
+  if (!run_batch(batch, responses, get_decisions, now, defer, done)) {
+    done = 0;  // rolled back: once more, one PUT at a time
+    run_batch(batch, responses, get_decisions, now, false, done);
+  }
+  return done;
+}
+
+bool endpoint::run_batch(const std::vector<queued_message>& batch,
+                         const std::vector<std::optional<http_result>>& responses,
+                         const std::vector<next>& get_decisions, std::int64_t now, bool defer,
+                         std::size_t& done) {
   // The batch commits together (one fsync); each message in a savepoint of its own, so a
   // failing handler rolls back only itself.
-  sqlite::transaction group(db_);
+  std::optional<sqlite::transaction> group(std::in_place, db_);
   std::vector<journal_entry> puts;  // ids PUT by this batch's attempts, journaled
   bool any_committed = false;
+  deferring_puts_ = defer;
+  deferred_puts_.clear();
+  struct stop_deferring {
+    bool& flag;
+    ~stop_deferring() { flag = false; }
+  } reset{deferring_puts_};
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const queued_message& q = batch[i];
     const auto rid = q.msg.headers.find(request_id_header);
@@ -157,6 +185,7 @@ std::size_t endpoint::process_due(int limit) {
 
     std::string error;
     attempt_puts_.clear();
+    const std::size_t deferred_before = deferred_puts_.size();
     bool committed = false;
     {
       sqlite::transaction tx(db_);
@@ -192,9 +221,13 @@ std::size_t endpoint::process_due(int limit) {
       any_committed = true;
       continue;
     }
-    // Ids PUT by the failed attempt get a durable DELETE, committed with the failure.
-    for (const journal_entry& e : attempt_puts_)
-      invocations_.add_cleanup(e.request_id, name_, e.url, now);
+    if (defer) {
+      deferred_puts_.resize(deferred_before);  // never sent: nothing to DELETE
+    } else {
+      // Ids PUT by the failed attempt get a durable DELETE, committed with the failure.
+      for (const journal_entry& e : attempt_puts_)
+        invocations_.add_cleanup(e.request_id, name_, e.url, now);
+    }
     if (q.attempts + 1 >= opts_.max_attempts) {
       queues_.move_to_errors(q.seq, error, now);
       ++done;
@@ -202,11 +235,30 @@ std::size_t endpoint::process_due(int limit) {
       queues_.retry_later(q.seq, backoff_until(q.attempts, now), error);
     }
   }
-  group.commit();
+  if (!deferred_puts_.empty()) {
+    const std::vector<http_result> answers = opts_.transport->send_all(deferred_puts_);
+    const bool all_staged = std::all_of(answers.begin(), answers.end(), [](const http_result& a) {
+      return decide(step::put, a.facts()) == next::advance;
+    });
+    if (!all_staged) {
+      group.reset();  // nothing of the batch commits; every id it PUT gets a durable DELETE
+      sqlite::transaction tx(db_);
+      for (const http_call& c : deferred_puts_) {
+        const auto entry = std::find_if(puts.begin(), puts.end(),
+                                        [&](const journal_entry& e) { return e.url == c.url; });
+        invocations_.add_cleanup(entry->request_id, name_, c.url, now);
+      }
+      tx.commit();
+      journal_.forget(puts);
+      return false;
+    }
+    crash_point("client.after_put_before_commit");
+  }
+  group->commit();
   if (any_committed)
     crash_point("client.after_commit_before_post_or_delete");
   journal_.forget(puts);  // their invocation or cleanup rows own them now
-  return done;
+  return true;
 }
 
 std::size_t endpoint::recover_orphans(std::int64_t now) {

@@ -46,8 +46,9 @@ const std::string body = R"({"customer_id":"c-1","amount_cents":1250})";
 struct settings {
   double seconds = 5, warmup = 1;
   bool relaxed = false, ungrouped = false;
-  int e2e_workers = 1;  // runtime worker threads carrying the e2e invocations
-  int e2e_batch = 64;   // messages or steps a worker commits together
+  int e2e_workers = 1;        // runtime worker threads carrying the e2e invocations
+  int e2e_batch = 64;         // messages or steps a worker commits together
+  bool overlap_puts = false;  // endpoint_options::overlap_puts for e2e
 };
 
 struct figures {
@@ -177,7 +178,8 @@ class e2e_driver {
   e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency, const settings& s)
       : path_((dir / "client.db").string()),
         db_opts_{.sync = s.relaxed ? sqlite::synchronous::normal : sqlite::synchronous::full},
-        done_(concurrency) {
+        done_(concurrency),
+        overlap_puts_(s.overlap_puts) {
     {
       sqlite::connection db(path_, db_opts_);
       db.exec("CREATE TABLE IF NOT EXISTS done (slot INTEGER, n INTEGER)");
@@ -191,7 +193,8 @@ class e2e_driver {
     auto setup = [this, url](sqlite::connection& c) {
       std::vector<std::unique_ptr<client::endpoint>> eps;
       eps.push_back(std::make_unique<client::endpoint>(
-          "billing", c, client::endpoint_options{.transport = transport_}));
+          "billing", c,
+          client::endpoint_options{.transport = transport_, .overlap_puts = overlap_puts_}));
       eps[0]->on("bill", [url](client::handler_context& ctx) {
         ctx.invoke_http(url, body, "application/json",
                         {.type = "done", .body = ctx.incoming().body});
@@ -298,6 +301,7 @@ class e2e_driver {
   std::condition_variable wake_, arrived_;
   std::vector<std::pair<int, std::int64_t>> arrivals_;
   std::vector<std::int64_t> done_;
+  bool overlap_puts_;
   std::atomic<bool> stop_{false};
   std::thread poller_, injector_;
 };
@@ -415,6 +419,8 @@ int main(int argc, char** argv) {
   app.add_option("--e2e-workers", s.e2e_workers,
                  "client runtime worker threads for e2e (at most the concurrency)");
   app.add_option("--e2e-batch", s.e2e_batch, "client runtime batch: steps sharing one commit");
+  app.add_flag("--e2e-overlap-puts", s.overlap_puts,
+               "e2e endpoints send a batch's PUTs together (endpoint_options::overlap_puts)");
   app.add_option("--long-run", long_run_cycles, "instead: N wire cycles, sampling memory/disk");
   app.add_option("--sample-seconds", sample_seconds, "long run: sampling period");
   CLI11_PARSE(app, argc, argv);
@@ -423,7 +429,8 @@ int main(int argc, char** argv) {
               {"synchronous", s.relaxed ? "NORMAL" : "FULL"},
               {"group_commit", !s.ungrouped},
               {"e2e_workers", s.e2e_workers},
-              {"e2e_batch", s.e2e_batch}};
+              {"e2e_batch", s.e2e_batch},
+              {"e2e_overlap_puts", s.overlap_puts}};
   if (long_run_cycles > 0) {
     out["long_run"] = long_run(long_run_cycles, concurrency.back(), sample_seconds, s);
     std::ofstream(json_path) << out.dump(2) << '\n';

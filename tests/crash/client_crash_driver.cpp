@@ -1,6 +1,7 @@
 // client-crash-driver: a billing endpoint that sends N orders through invoke_http to the echo
 // server and runs until everything is done. Restartable: it seeds its orders once, then picks up
-// where it was. Usage: client-crash-driver DB PORT N. Exit 0 when quiet, 3 on timeout.
+// where it was. Usage: client-crash-driver DB PORT N [overlap]. "overlap" turns on overlap_puts.
+// Exit 0 when quiet, 3 on timeout.
 
 #include <exactly/client/endpoint.hpp>
 
@@ -10,8 +11,8 @@
 #include <thread>
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::cerr << "usage: client-crash-driver DB PORT N\n";
+  if (argc != 4 && !(argc == 5 && std::string(argv[4]) == "overlap")) {
+    std::cerr << "usage: client-crash-driver DB PORT N [overlap]\n";
     return 2;
   }
   const std::string port = argv[2];
@@ -28,7 +29,8 @@ int main(int argc, char** argv) {
                                 .retry_cap = std::chrono::milliseconds(100),
                                 .transport = exactly::client::make_beast_transport(),
                                 // On restart, the crashed attempt's PUT is cleaned up at once.
-                                .orphan_grace = std::chrono::milliseconds(0)});
+                                .orphan_grace = std::chrono::milliseconds(0),
+                                .overlap_puts = argc == 5});
   const std::string url = "http://127.0.0.1:" + port + "/vectors/echo/{id}";
   ep.on("bill", [&url](exactly::client::handler_context& ctx) {
     const std::string order = ctx.incoming().body.at("order");

@@ -23,7 +23,8 @@ std::int64_t count(const std::string& db, const std::string& sql) {
 
 struct crash_case {
   const char* point;
-  bool in_server;  // the crash point is the server's
+  bool in_server;        // the crash point is the server's
+  bool overlap = false;  // the client sends a batch's PUTs together (overlap_puts)
 };
 
 class client_crash_matrix : public ::testing::TestWithParam<crash_case> {};
@@ -35,8 +36,10 @@ TEST_P(client_crash_matrix, finishes_exactly_once_after_a_crash) {
   const std::string client_db = (dir.path() / "client.db").string();
   auto server = std::make_unique<echo_server_process>(server_db, 0, c.in_server ? c.point : "");
   const std::uint16_t port = server->port();
-  const std::vector<std::string> driver = {EXACTLY_CLIENT_DRIVER, client_db, std::to_string(port),
-                                           std::to_string(orders)};
+  std::vector<std::string> driver = {EXACTLY_CLIENT_DRIVER, client_db, std::to_string(port),
+                                     std::to_string(orders)};
+  if (c.overlap)
+    driver.push_back("overlap");
   if (c.in_server) {
     child_process client(driver);
     EXPECT_EQ(server->wait_exit(), crash_exit_code);  // died after its first execution commit
@@ -54,10 +57,12 @@ TEST_P(client_crash_matrix, finishes_exactly_once_after_a_crash) {
   EXPECT_EQ(count(server_db, "SELECT max(n) FROM echo_executions"), 1);
   EXPECT_EQ(count(server_db, "SELECT count(*) FROM exactly_interactions WHERE state = 2"), 0);
   EXPECT_EQ(count(server_db, "SELECT count(*) FROM exactly_interactions WHERE state = 1"), 0);
-  // Every id ever PUT was DELETEd, the crashed attempt's orphan PUT included (from the journal).
+  // Every id ever PUT was DELETEd, the crashed attempt's orphan PUTs included (from the journal):
+  // one handler's, or with overlapped PUTs the whole batch's (all the orders).
   const bool orphan = std::string(c.point) == "client.after_put_before_commit";
+  const int orphans = orphan ? (c.overlap ? orders : 1) : 0;
   EXPECT_EQ(count(server_db, "SELECT count(*) FROM exactly_interactions WHERE state > 2"),
-            orders + (orphan ? 1 : 0));
+            orders + orphans);
   EXPECT_EQ(count(client_db, "SELECT count(*) FROM bills"), orders);
   EXPECT_EQ(count(client_db, "SELECT count(*) FROM results WHERE status = 200"), orders);
   EXPECT_EQ(count(client_db, "SELECT max(n) FROM results"), 1);
@@ -66,22 +71,26 @@ TEST_P(client_crash_matrix, finishes_exactly_once_after_a_crash) {
   EXPECT_EQ(count(client_db, "SELECT count(*) FROM exactly_error_queue"), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(points, client_crash_matrix,
-                         ::testing::Values(crash_case{"client.after_put_before_commit", false},
-                                           crash_case{"client.after_commit_before_post_or_delete",
-                                                      false},
-                                           crash_case{"server.after_commit_before_reply", true},
-                                           crash_case{"client.after_post_before_follow_up", false},
-                                           crash_case{"client.after_get_before_commit", false},
-                                           crash_case{"client.after_delete_before_done", false}),
-                         [](const auto& info) {
-                           std::string n = info.param.point;
-                           for (char& ch : n) {
-                             if (ch == '.')
-                               ch = '_';
-                           }
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    points, client_crash_matrix,
+    ::testing::Values(crash_case{"client.after_put_before_commit", false},
+                      crash_case{"client.after_commit_before_post_or_delete", false},
+                      crash_case{"server.after_commit_before_reply", true},
+                      crash_case{"client.after_post_before_follow_up", false},
+                      crash_case{"client.after_get_before_commit", false},
+                      crash_case{"client.after_delete_before_done", false},
+                      crash_case{"client.after_put_before_commit", false, true},
+                      crash_case{"client.after_commit_before_post_or_delete", false, true}),
+    [](const auto& info) {
+      std::string n = info.param.point;
+      if (info.param.overlap)
+        n += "_overlapped";
+      for (char& ch : n) {
+        if (ch == '.')
+          ch = '_';
+      }
+      return n;
+    });
 
 }  // namespace
 }  // namespace exactly::test

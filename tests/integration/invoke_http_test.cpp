@@ -25,14 +25,15 @@ class invoke_http : public ::testing::Test {
         "CREATE TABLE results (order_id TEXT PRIMARY KEY, status INTEGER, body TEXT, n INTEGER)");
   }
 
-  client::endpoint make_endpoint(std::uint16_t port) {
+  client::endpoint make_endpoint(std::uint16_t port, bool overlap_puts = false) {
     auto transport = client::make_beast_transport(
         {.keys = {{"127.0.0.1:" + std::to_string(port), "alice-key"}}});
     client::endpoint ep("billing", db_,
                         {.max_attempts = 3,
                          .retry_base = std::chrono::milliseconds(5),
                          .retry_cap = std::chrono::milliseconds(50),
-                         .transport = std::move(transport)});
+                         .transport = std::move(transport),
+                         .overlap_puts = overlap_puts});
     url_ = "http://127.0.0.1:" + std::to_string(port) + "/vectors/echo/{id}";
     ep.on("bill", [this](client::handler_context& ctx) {
       const std::string order = ctx.incoming().body.at("order");
@@ -150,6 +151,47 @@ TEST_F(invoke_http, a_failing_handler_in_a_batch_rolls_back_only_itself) {
   EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 1);
 }
 
+TEST_F(invoke_http, overlapped_puts_execute_each_invocation_once) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port(), true);
+  constexpr int n = 8;
+  for (int i = 0; i < n; ++i) {
+    ep.send("billing", {.type = "bill",
+                        .body = {{"order", "o-" + std::to_string(i)},
+                                 {"payload", {{"status", 200}, {"reply", i}}}}});
+  }
+  EXPECT_EQ(ep.process_due(), static_cast<std::size_t>(n));
+  EXPECT_EQ(server.rows().staged, n);  // all PUT before the batch committed
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(q("SELECT count(*) FROM results"), n);
+  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+  EXPECT_EQ(server.rows().tombstone, n);
+}
+
+TEST_F(invoke_http, a_refused_overlapped_put_reruns_the_batch_one_by_one) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port(), true);
+  for (int i = 0; i < 3; ++i) {
+    // o-1's payload has no status: the route's parse step refuses it with 422 at PUT.
+    const nlohmann::json payload =
+        i == 1 ? nlohmann::json{{"reply", i}} : nlohmann::json{{"status", 200}, {"reply", i}};
+    ep.send("billing",
+            {.type = "bill", .body = {{"order", "o-" + std::to_string(i)}, {"payload", payload}}});
+  }
+  EXPECT_EQ(ep.process_due(), 2u);  // rolled back, then o-0 and o-2 one by one; o-1 fails
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 2);
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), 2);
+  EXPECT_EQ(q("SELECT count(*) FROM results"), 2);
+  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);  // first pass's PUTs DELETEd
+  const auto errors = ep.queues().errors("billing");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].error.find("422"), std::string::npos) << errors[0].error;
+}
+
 TEST_F(invoke_http, lost_and_duplicated_traffic_still_executes_once) {
   echo_server server(cfg_);
   tools::fault_proxy proxy({.upstream_port = server.port(),
@@ -175,6 +217,31 @@ TEST_F(invoke_http, lost_and_duplicated_traffic_still_executes_once) {
   EXPECT_EQ(server.executions_total(), n);
   EXPECT_EQ(server.rows().executed, 0);
   EXPECT_EQ(server.rows().staged, 0);  // failed attempts' DELETEs are retried until they land
+}
+
+TEST_F(invoke_http, overlapped_puts_under_lost_and_duplicated_traffic_still_execute_once) {
+  echo_server server(cfg_);
+  tools::fault_proxy proxy({.upstream_port = server.port(),
+                            .drop_request = 0.1,
+                            .drop_response = 0.15,
+                            .reset = 0.05,
+                            .duplicate = 0.15,
+                            .seed = 9});
+  auto ep = make_endpoint(proxy.start(), true);
+  constexpr int n = 40;
+  for (int i = 0; i < n; ++i) {
+    ep.send("billing", {.type = "bill",
+                        .body = {{"order", "o-" + std::to_string(i)},
+                                 {"payload", {{"status", 200}, {"reply", i}}}}});
+  }
+  quiesce(ep);
+  EXPECT_GT(proxy.counts().dropped_responses + proxy.counts().dropped_requests, 0u);
+  EXPECT_EQ(q("SELECT count(*) FROM results"), n);
+  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(server.rows().executed, 0);
+  EXPECT_EQ(server.rows().staged, 0);
 }
 
 TEST_F(invoke_http, failed_attempts_are_deleted_even_when_deletes_are_lost) {

@@ -36,6 +36,12 @@ struct endpoint_options {
   std::string attempt_journal{};
   // A journaled id this old whose handler never committed is DELETEd by publish_due().
   std::chrono::milliseconds orphan_grace{5000};
+  // Opt-in: within a batch, invoke_http records its PUT and process_due sends the PUTs of all
+  // the batch's handlers at once, after they ran and before their commit. If any PUT is not
+  // accepted, the batch is rolled back, its ids are DELETEd, and it runs again one handler at a
+  // time with PUTs sent at once (and their refusals thrown into the handler). Commits the same
+  // outcomes; the handlers of such a batch run twice.
+  bool overlap_puts = false;
 };
 
 // Headers a follow-up message carries to name its interaction.
@@ -68,6 +74,9 @@ class handler_context {
   const http_result* response() const { return response_; }
 
  private:
+  // PUTs now, retrying briefly; throws when the PUT is refused or the server stays unreachable.
+  void put_now(const std::string& url, std::string_view content_type, std::string_view body);
+
   endpoint& ep_;
   std::int64_t now_ms_;
   const message& incoming_;
@@ -117,6 +126,15 @@ class endpoint {
   std::mt19937_64 rng_{std::random_device{}()};
   attempt_journal journal_;
   std::vector<journal_entry> attempt_puts_;  // ids PUT by the attempt in progress
+  bool deferring_puts_ = false;              // invoke_http records PUTs instead of sending
+  std::vector<http_call> deferred_puts_;     // PUTs of this batch's committed handlers
+
+  // Runs `batch` in one transaction; false when deferred PUTs were not all accepted (then
+  // nothing of it committed and its ids are queued for DELETE).
+  bool run_batch(const std::vector<queued_message>& batch,
+                 const std::vector<std::optional<http_result>>& responses,
+                 const std::vector<next>& get_decisions, std::int64_t now, bool defer,
+                 std::size_t& done);
 
   friend class handler_context;
   std::int64_t backoff_until(int attempts, std::int64_t now);
