@@ -69,6 +69,58 @@ class invoke_http : public ::testing::Test {
 
   std::int64_t q(const char* sql) { return db_.query_int64(sql).value_or(-1); }
 
+  // Queues `n` bill messages for orders o-0 .. o-(n-1).
+  void queue_bills(int n) {
+    client::queue_store queues(db_);
+    sqlite::transaction tx(db_);
+    for (int i = 0; i < n; ++i) {
+      queues.enqueue(
+          "billing",
+          {.id = std::to_string(i), .type = "bill", .body = {{"order", "o-" + std::to_string(i)}}},
+          0);
+    }
+    tx.commit();
+  }
+
+  // A runtime worker's billing endpoint on `transport`, invoking `url` once per bill.
+  client::runtime::setup_fn billing_setup(std::shared_ptr<client::http_transport> transport,
+                                          std::string url) {
+    return [transport, url](sqlite::connection& db) {
+      std::vector<std::unique_ptr<client::endpoint>> eps;
+      eps.push_back(std::make_unique<client::endpoint>(
+          "billing", db,
+          client::endpoint_options{.retry_base = std::chrono::milliseconds(5),
+                                   .retry_cap = std::chrono::milliseconds(50),
+                                   .transport = transport}));
+      eps[0]->on("bill", [url](client::handler_context& ctx) {
+        const std::string order = ctx.incoming().body.at("order");
+        ctx.db().prepare("INSERT INTO bills VALUES (?)").bind(1, order).run();
+        ctx.invoke_http(url, R"({"status":200})", "application/json",
+                        {.type = "bill_result", .body = {{"order", order}}});
+      });
+      eps[0]->on("bill_result", [](client::handler_context& ctx) {
+        ctx.db()
+            .prepare(
+                "INSERT INTO results VALUES (?, ?, '', 1)"
+                " ON CONFLICT(order_id) DO UPDATE SET n = n + 1")
+            .bind_all(ctx.incoming().body.at("order").get<std::string>(), ctx.response()->status)
+            .run();
+      });
+      return eps;
+    };
+  }
+
+  // Runs `workers` runtime workers until `n` follow-ups committed and nothing is pending.
+  void run_until_done(client::runtime::setup_fn setup, int workers, int n) {
+    client::runtime rt((dir_.path() / "client.db").string(), {}, std::move(setup),
+                       {.workers = workers});
+    rt.start();
+    EXPECT_TRUE(eventually([&] {
+      return q("SELECT count(*) FROM results") == n &&
+             q("SELECT count(*) FROM exactly_invocations") == 0;
+    }));
+  }
+
   temp_dir dir_;
   echo_server_config cfg_;
   sqlite::connection db_;
@@ -350,42 +402,9 @@ TEST_F(invoke_http, a_runtime_worker_survives_an_exception_outside_handlers) {
   const std::string host = "127.0.0.1:" + std::to_string(server.port());
   auto transport = std::make_shared<throwing_transport>(
       client::make_beast_transport({.keys = {{host, "alice-key"}}}));
-  const std::string url = "http://" + host + "/vectors/echo/{id}";
-  auto setup = [&](sqlite::connection& db) {
-    std::vector<std::unique_ptr<client::endpoint>> eps;
-    eps.push_back(std::make_unique<client::endpoint>(
-        "billing", db, client::endpoint_options{.transport = transport}));
-    eps[0]->on("bill", [url](client::handler_context& ctx) {
-      ctx.invoke_http(url, R"({"status":200})", "application/json",
-                      {.type = "bill_result", .body = ctx.incoming().body});
-    });
-    eps[0]->on("bill_result", [](client::handler_context& ctx) {
-      ctx.db()
-          .prepare("INSERT INTO results VALUES (?, 200, '', 1)")
-          .bind(1, ctx.incoming().body.at("order").get<std::string>())
-          .run();
-    });
-    return eps;
-  };
   constexpr int n = 10;
-  {
-    client::queue_store queues(db_);
-    sqlite::transaction tx(db_);
-    for (int i = 0; i < n; ++i) {
-      queues.enqueue(
-          "billing",
-          {.id = std::to_string(i), .type = "bill", .body = {{"order", "o-" + std::to_string(i)}}},
-          0);
-    }
-    tx.commit();
-  }
-  client::runtime rt((dir_.path() / "client.db").string(), {}, setup, {.workers = 1});
-  rt.start();
-  EXPECT_TRUE(eventually([&] {
-    return q("SELECT count(*) FROM results") == n &&
-           q("SELECT count(*) FROM exactly_invocations") == 0;
-  }));
-  rt.stop();
+  queue_bills(n);
+  run_until_done(billing_setup(transport, "http://" + host + "/vectors/echo/{id}"), 1, n);
   EXPECT_EQ(transport->thrown(), 3);
   EXPECT_EQ(server.executions_total(), n);
   EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
@@ -393,52 +412,12 @@ TEST_F(invoke_http, a_runtime_worker_survives_an_exception_outside_handlers) {
 
 TEST_F(invoke_http, concurrent_workers_still_execute_once_and_follow_up_once) {
   echo_server server(cfg_);
-  const std::string url =
-      "http://127.0.0.1:" + std::to_string(server.port()) + "/vectors/echo/{id}";
-  auto setup = [&](sqlite::connection& db) {
-    std::vector<std::unique_ptr<client::endpoint>> eps;
-    eps.push_back(std::make_unique<client::endpoint>(
-        "billing", db,
-        client::endpoint_options{
-            .retry_base = std::chrono::milliseconds(5),
-            .retry_cap = std::chrono::milliseconds(50),
-            .transport = client::make_beast_transport(
-                {.keys = {{"127.0.0.1:" + std::to_string(server.port()), "alice-key"}}})}));
-    eps[0]->on("bill", [url](client::handler_context& ctx) {
-      const std::string order = ctx.incoming().body.at("order");
-      ctx.db().prepare("INSERT INTO bills VALUES (?)").bind(1, order).run();
-      ctx.invoke_http(url, R"({"status":200})", "application/json",
-                      {.type = "bill_result", .body = {{"order", order}}});
-    });
-    eps[0]->on("bill_result", [](client::handler_context& ctx) {
-      ctx.db()
-          .prepare(
-              "INSERT INTO results VALUES (?, ?, '', 1)"
-              " ON CONFLICT(order_id) DO UPDATE SET n = n + 1")
-          .bind_all(ctx.incoming().body.at("order").get<std::string>(), ctx.response()->status)
-          .run();
-    });
-    return eps;
-  };
+  const std::string host = "127.0.0.1:" + std::to_string(server.port());
   constexpr int n = 100;
-  {
-    client::queue_store queues(db_);
-    sqlite::transaction tx(db_);
-    for (int i = 0; i < n; ++i) {
-      queues.enqueue(
-          "billing",
-          {.id = std::to_string(i), .type = "bill", .body = {{"order", "o-" + std::to_string(i)}}},
-          0);
-    }
-    tx.commit();
-  }
-  client::runtime rt((dir_.path() / "client.db").string(), {}, setup, {.workers = 4});
-  rt.start();
-  EXPECT_TRUE(eventually([&] {
-    return q("SELECT count(*) FROM results") == n &&
-           q("SELECT count(*) FROM exactly_invocations") == 0;
-  }));
-  rt.stop();
+  queue_bills(n);
+  run_until_done(billing_setup(client::make_beast_transport({.keys = {{host, "alice-key"}}}),
+                               "http://" + host + "/vectors/echo/{id}"),
+                 4, n);
   EXPECT_EQ(server.executions_total(), n);
   EXPECT_EQ(q("SELECT count(*) FROM bills"), n);
   EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
