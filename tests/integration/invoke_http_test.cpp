@@ -110,6 +110,8 @@ class invoke_http : public ::testing::Test {
     };
   }
 
+  void through_faults(bool overlap_puts, std::uint64_t seed);
+
   // Runs `workers` runtime workers until `n` follow-ups committed and nothing is pending.
   void run_until_done(client::runtime::setup_fn setup, int workers, int n) {
     client::runtime rt((dir_.path() / "client.db").string(), {}, std::move(setup),
@@ -244,15 +246,16 @@ TEST_F(invoke_http, a_refused_overlapped_put_reruns_the_batch_one_by_one) {
   EXPECT_NE(errors[0].error.find("422"), std::string::npos) << errors[0].error;
 }
 
-TEST_F(invoke_http, lost_and_duplicated_traffic_still_executes_once) {
+// 40 invocations through a proxy that drops, resets and duplicates: each executes once.
+void invoke_http::through_faults(bool overlap_puts, std::uint64_t seed) {
   echo_server server(cfg_);
   tools::fault_proxy proxy({.upstream_port = server.port(),
                             .drop_request = 0.1,
                             .drop_response = 0.15,
                             .reset = 0.05,
                             .duplicate = 0.15,
-                            .seed = 7});
-  auto ep = make_endpoint(proxy.start());
+                            .seed = seed});
+  auto ep = make_endpoint(proxy.start(), overlap_puts);
   constexpr int n = 40;
   for (int i = 0; i < n; ++i) {
     ep.send("billing", {.type = "bill",
@@ -271,29 +274,12 @@ TEST_F(invoke_http, lost_and_duplicated_traffic_still_executes_once) {
   EXPECT_EQ(server.rows().staged, 0);  // failed attempts' DELETEs are retried until they land
 }
 
+TEST_F(invoke_http, lost_and_duplicated_traffic_still_executes_once) {
+  through_faults(false, 7);
+}
+
 TEST_F(invoke_http, overlapped_puts_under_lost_and_duplicated_traffic_still_execute_once) {
-  echo_server server(cfg_);
-  tools::fault_proxy proxy({.upstream_port = server.port(),
-                            .drop_request = 0.1,
-                            .drop_response = 0.15,
-                            .reset = 0.05,
-                            .duplicate = 0.15,
-                            .seed = 9});
-  auto ep = make_endpoint(proxy.start(), true);
-  constexpr int n = 40;
-  for (int i = 0; i < n; ++i) {
-    ep.send("billing", {.type = "bill",
-                        .body = {{"order", "o-" + std::to_string(i)},
-                                 {"payload", {{"status", 200}, {"reply", i}}}}});
-  }
-  quiesce(ep);
-  EXPECT_GT(proxy.counts().dropped_responses + proxy.counts().dropped_requests, 0u);
-  EXPECT_EQ(q("SELECT count(*) FROM results"), n);
-  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
-  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
-  EXPECT_EQ(server.executions_total(), n);
-  EXPECT_EQ(server.rows().executed, 0);
-  EXPECT_EQ(server.rows().staged, 0);
+  through_faults(true, 9);
 }
 
 TEST_F(invoke_http, failed_attempts_are_deleted_even_when_deletes_are_lost) {
