@@ -1,11 +1,11 @@
 #include <exactly/common/crash_point.hpp>
+#include <exactly/common/digest.hpp>
 #include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>
 #include <exactly/common/request_id.hpp>
 #include <exactly/server/connector.hpp>
 #include <exactly/server/sqlite_store.hpp>
 
-#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -13,15 +13,6 @@
 
 namespace exactly::server {
 namespace {
-
-std::string sha256(std::string_view data) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("sha256 failed");
-  }
-  return std::string(reinterpret_cast<const char*>(out), len);
-}
 
 interaction_response problem_response(errc e, std::string detail) {
   const problem p = make_problem(e, std::move(detail));

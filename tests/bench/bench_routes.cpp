@@ -1,20 +1,13 @@
 #include "bench_routes.hpp"
 
-#include <openssl/evp.h>
+#include <exactly/common/digest.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <stdexcept>
 
 namespace exactly::bench {
 namespace {
-
-std::string fingerprint(std::string_view body) {
-  unsigned char out[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(body.data(), body.size(), out, &len, EVP_sha256(), nullptr) != 1)
-    throw std::runtime_error("sha256 failed");
-  return std::string(reinterpret_cast<const char*>(out), len);
-}
 
 server::http_response problem(unsigned status, const char* title) {
   return {status,
@@ -70,7 +63,7 @@ void install_http_routes(server::http_server& http, server::connector& c, write_
     const std::string key(r.header("Idempotency-Key"));
     if (key.empty() || key.size() > 255)
       return problem(400, "an Idempotency-Key header of 1 to 255 characters is required");
-    const std::string print = fingerprint(r.body);
+    const std::string print = sha256(r.body);
     auto& db = c.db();
     auto& q = db.prepare(
         "SELECT fingerprint, status, body FROM idempotency_keys WHERE principal = ? AND key = ?");

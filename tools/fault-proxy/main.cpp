@@ -3,7 +3,7 @@
 // prints what it did: "requests N dropped_requests N dropped_responses N resets N delays N
 // duplicates N".
 
-#include "fault_proxy.hpp"
+#include "fault_flags.hpp"
 
 #include <exactly/common/host_port.hpp>
 
@@ -18,13 +18,7 @@ int main(int argc, char** argv) {
   std::string listen = "127.0.0.1:0", upstream;
   app.add_option("--listen", listen, "HOST:PORT to listen on");
   app.add_option("--upstream", upstream, "HOST:PORT of the server")->required();
-  app.add_option("--drop-request", o.drop_request, "probability of not forwarding a request");
-  app.add_option("--drop-response", o.drop_response,
-                 "probability of forwarding but not answering the client");
-  app.add_option("--reset", o.reset, "probability of forwarding then resetting the connection");
-  app.add_option("--delay", o.delay, "probability of delaying a request by --delay-ms");
-  app.add_option("--delay-ms", o.delay_ms, "delay length");
-  app.add_option("--duplicate", o.duplicate, "probability of forwarding a request twice");
+  exactly::tools::add_fault_flags(app, o);
   app.add_option("--seed", o.seed, "random seed for a repeatable fault sequence");
   CLI11_PARSE(app, argc, argv);
   auto split = [](const std::string& text, std::string& host, std::uint16_t& port) {

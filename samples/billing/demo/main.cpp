@@ -6,6 +6,7 @@
 #include "reconcile.hpp"
 #include "service.hpp"
 
+#include <fault_flags.hpp>
 #include <orders_app.hpp>
 
 #include <exactly/common/sqlite.hpp>
@@ -24,6 +25,7 @@
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using exactly::samples::demo::service;
+namespace tools = exactly::tools;
 
 namespace {
 
@@ -35,8 +37,12 @@ struct options {
   int workers = 4;
   int kills = 3;  // per service
   bool no_faults = false;
-  double drop_request = 0.02, drop_response = 0.02, reset = 0.01, delay = 0.02, duplicate = 0.02;
-  int delay_ms = 50;
+  tools::fault_options faults{.drop_request = 0.02,
+                              .drop_response = 0.02,
+                              .reset = 0.01,
+                              .delay = 0.02,
+                              .delay_ms = 50,
+                              .duplicate = 0.02};
   std::uint64_t seed = 0;  // 0 = random
   int timeout_seconds = 600;
   std::string work_dir, bin_dir;
@@ -91,9 +97,10 @@ int run(const options& o) {
   if (o.no_faults)
     std::cout << "none";
   else
-    std::cout << "drop-request " << o.drop_request << ", drop-response " << o.drop_response
-              << ", reset " << o.reset << ", delay " << o.delay << " (" << o.delay_ms
-              << " ms), duplicate " << o.duplicate;
+    std::cout << "drop-request " << o.faults.drop_request << ", drop-response "
+              << o.faults.drop_response << ", reset " << o.faults.reset << ", delay "
+              << o.faults.delay << " (" << o.faults.delay_ms << " ms), duplicate "
+              << o.faults.duplicate;
   std::cout << "; kills: " << o.kills << " per service\nwork dir: " << dir.string() << "\n\n"
             << std::flush;
 
@@ -115,15 +122,12 @@ int run(const options& o) {
   std::optional<service> proxy;
   std::uint16_t target_port = payment_port;
   if (!o.no_faults) {
-    proxy.emplace("fault-proxy",
-                  std::vector<std::string>{
-                      binary(o, "fault-proxy", EXACTLY_FAULT_PROXY), "--upstream",
-                      "127.0.0.1:" + std::to_string(payment_port), "--drop-request",
-                      std::to_string(o.drop_request), "--drop-response",
-                      std::to_string(o.drop_response), "--reset", std::to_string(o.reset),
-                      "--delay", std::to_string(o.delay), "--delay-ms", std::to_string(o.delay_ms),
-                      "--duplicate", std::to_string(o.duplicate), "--seed", std::to_string(seed)},
-                  dir);
+    std::vector<std::string> args = {binary(o, "fault-proxy", EXACTLY_FAULT_PROXY), "--upstream",
+                                     "127.0.0.1:" + std::to_string(payment_port), "--seed",
+                                     std::to_string(seed)};
+    for (std::string& a : tools::fault_flag_args(o.faults))
+      args.push_back(std::move(a));
+    proxy.emplace("fault-proxy", args, dir);
     target_port = port_of(proxy->start());
   }
   service orders("orders-billing",
@@ -242,13 +246,7 @@ int main(int argc, char** argv) {
   app.add_option("--kills", o.kills, "SIGKILL and restart each service this many times")
       ->check(CLI::Range(0, 1000));
   app.add_flag("--no-faults", o.no_faults, "no fault proxy between Billing and Payment");
-  app.add_option("--drop-request", o.drop_request, "probability of not forwarding a request");
-  app.add_option("--drop-response", o.drop_response,
-                 "probability of forwarding a request and dropping its response");
-  app.add_option("--reset", o.reset, "probability of forwarding then resetting the connection");
-  app.add_option("--delay", o.delay, "probability of delaying a request by --delay-ms");
-  app.add_option("--delay-ms", o.delay_ms, "delay length");
-  app.add_option("--duplicate", o.duplicate, "probability of forwarding a request twice");
+  tools::add_fault_flags(app, o.faults);
   app.add_option("--seed", o.seed, "seed of orders, kill moments and faults (0 = random)");
   app.add_option("--timeout-seconds", o.timeout_seconds, "give up (and fail) after this long");
   app.add_option("--work-dir", o.work_dir, "where databases and logs go (default: a temp dir)");

@@ -1,0 +1,17 @@
+#include <exactly/common/digest.hpp>
+
+#include <openssl/evp.h>
+
+#include <stdexcept>
+
+namespace exactly {
+
+std::string sha256(std::string_view data) {
+  unsigned char out[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(data.data(), data.size(), out, &len, EVP_sha256(), nullptr) != 1)
+    throw std::runtime_error("sha256 failed");
+  return std::string(reinterpret_cast<const char*>(out), len);
+}
+
+}  // namespace exactly
