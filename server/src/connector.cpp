@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 
 namespace exactly::server {
@@ -60,10 +61,19 @@ struct connector::impl {
     execute_fn execute;
   };
 
-  explicit impl(connector_options o) : opts(std::move(o)), store(opts.db_path, opts.db) {}
+  explicit impl(connector_options o) : opts(std::move(o)), store(opts.db_path, opts.db) {
+    const bool in_memory = opts.db_path.empty() || opts.db_path == ":memory:" ||
+                           opts.db_path.starts_with("file::memory:");
+    if (opts.separate_reads && !in_memory) {
+      reader =
+          std::make_unique<sqlite_store>(opts.db_path, opts.db, sqlite_store::access::read_only);
+    }
+  }
 
   connector_options opts;
   sqlite_store store;
+  std::unique_ptr<sqlite_store> reader;  // GETs only, on the thread that calls read()
+  std::atomic<std::int64_t> read_replays{0};
   std::map<std::string, route_entry, std::less<>> routes;
   std::map<std::string, std::function<void(message_context&)>, std::less<>> handlers;
   connector_stats stats;
@@ -73,6 +83,24 @@ struct connector::impl {
         [this, source = std::move(source), now](std::string_view type, const nlohmann::json& body) {
           store.outbox_add(type, body.dump(), source, now);
         };
+  }
+
+  // A GET from the reader: one SELECT is its own snapshot of committed rows.
+  interaction_response read(const interaction_request& r, const request_id& id) {
+    const request_facts facts{r.v,          r.principal, id.timestamp_ms(),
+                              opts.clock(), "",          r.content_type};
+    const auto rec = reader->find(r.route, r.id);
+    std::optional<record_facts> known;
+    if (rec)
+      known = *rec;
+    const decision d = decide(known, facts, opts.times);
+    if (d.act == action::replay) {
+      ++read_replays;
+      return stored(rec->response, protocol::outcome_replayed);
+    }
+    if (d.act != action::fail)
+      throw std::logic_error("a GET decided to write");
+    return problem_response(d.error, std::string(detail_for(d.error)));
   }
 
   interaction_response handle(const interaction_request& r, const request_id& id,
@@ -178,7 +206,8 @@ std::vector<std::string> connector::routes() const {
   return out;
 }
 
-interaction_response connector::handle(const interaction_request& r) {
+template <class Fn>
+interaction_response connector::checked(const interaction_request& r, Fn fn) {
   const auto route = impl_->routes.find(r.route);
   if (route == impl_->routes.end())
     return problem_response(errc::not_found, "no such route");
@@ -188,12 +217,31 @@ interaction_response connector::handle(const interaction_request& r) {
                             "the id must be a canonical lowercase UUID version 7");
   }
   try {
-    return impl_->handle(r, *id, route->second);
+    return fn(*id, route->second);
+  } catch (const std::logic_error&) {
+    throw;
   } catch (const std::exception& e) {
     spdlog::error("storage failure on {} {}: {}", r.route, r.id, e.what());
     return problem_response(errc::storage_unavailable,
                             "storage failed; nothing was committed, the request may be retried");
   }
+}
+
+interaction_response connector::handle(const interaction_request& r) {
+  return checked(r, [&](const request_id& id, const impl::route_entry& route) {
+    return impl_->handle(r, id, route);
+  });
+}
+
+interaction_response connector::read(const interaction_request& r) {
+  if (r.v != verb::get || !impl_->reader)
+    throw std::logic_error("connector::read carries out GETs, and only when reads_apart()");
+  return checked(
+      r, [&](const request_id& id, const impl::route_entry&) { return impl_->read(r, id); });
+}
+
+bool connector::reads_apart() const {
+  return impl_->reader != nullptr;
 }
 
 sweep_result connector::sweep() {
@@ -266,7 +314,9 @@ std::int64_t connector::dead_letters() {
   return impl_->store.dead_letter_count();
 }
 connector_stats connector::stats() const {
-  return impl_->stats;
+  connector_stats s = impl_->stats;
+  s.replays += impl_->read_replays.load();
+  return s;
 }
 sqlite::connection& connector::db() {
   return impl_->store.connection();

@@ -56,8 +56,12 @@ class sqlite_transaction final : public store_transaction {
 
 }  // namespace
 
-sqlite_store::sqlite_store(const std::string& path, sqlite::options opts) : db_(path, opts) {
-  sqlite::migrate(db_, "exactly.server", schema);
+sqlite_store::sqlite_store(const std::string& path, sqlite::options opts, access a)
+    : db_(path, opts) {
+  if (a == access::read_only)
+    db_.exec("PRAGMA query_only=ON");
+  else
+    sqlite::migrate(db_, "exactly.server", schema);
 }
 
 std::unique_ptr<store_transaction> sqlite_store::begin(bool write) {

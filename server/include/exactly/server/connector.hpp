@@ -28,6 +28,9 @@ struct connector_options {
   std::int64_t max_staged_per_principal = 10000;
   clock_fn clock = system_now_ms;
   int outbox_max_attempts = 10;  // then the message goes to dead letters
+  // GETs read through a read-only connection of their own (file databases only), so they never
+  // wait for the writes in flight; see connector::read().
+  bool separate_reads = true;
 };
 
 // The body of a PUT as the route's parse step sees it.
@@ -96,6 +99,13 @@ class connector {
 
   // Carries out one protocol request. Never throws; storage failures become 503 problems.
   interaction_response handle(const interaction_request& r);
+  // Carries out a GET through the read-only connection: it sees only committed state (with
+  // synchronous=FULL, only durable state), never waits for a write in flight, and may run on
+  // one other thread while handle() runs. Never throws for storage trouble (503 problem).
+  // Throws std::logic_error for another verb or when !reads_apart().
+  interaction_response read(const interaction_request& r);
+  // Whether read() is available (connector_options::separate_reads on a file database).
+  bool reads_apart() const;
   // Enforces staged TTL, response retention and tombstone purge once, now.
   sweep_result sweep();
   // Delivers due outbox messages to local handlers; returns how many were handled.
@@ -113,6 +123,10 @@ class connector {
   using validate_fn = std::function<std::optional<std::string>(const incoming_request&)>;
   using execute_fn = std::function<stored_response(basic_session&, const incoming_request&)>;
   void add_route(std::string route_template, validate_fn validate, execute_fn execute);
+  // Resolves the route and id of `r` (else a problem), then `fn(id, route)`; a storage
+  // exception becomes 503.
+  template <class Fn>
+  interaction_response checked(const interaction_request& r, Fn fn);
 
   struct impl;
   std::unique_ptr<impl> impl_;

@@ -1,7 +1,8 @@
 #pragma once
 // The HTTP front of a connector on Boost.Beast: keep-alive, deadlines, limits, authentication,
 // a small router, /healthz, /metrics, the sweeper and outbox dispatcher, graceful shutdown.
-// One network thread carries out I/O; one storage thread runs every database call, in order.
+// One network thread carries out I/O and reads GETs through the connector's read-only
+// connection; one storage thread runs every other database call, in order.
 
 #include <exactly/server/connector.hpp>
 #include <exactly/server/http_message.hpp>

@@ -8,8 +8,10 @@ namespace exactly::server {
 
 class sqlite_store final : public interaction_store {
  public:
-  // Opens `path` and migrates the server schema. Throws sqlite::error on failure.
-  sqlite_store(const std::string& path, sqlite::options opts);
+  enum class access { read_write, read_only };
+  // Opens `path` and migrates the server schema; read_only opens a database another store has
+  // migrated and refuses writes (PRAGMA query_only). Throws sqlite::error on failure.
+  sqlite_store(const std::string& path, sqlite::options opts, access a = access::read_write);
 
   // The connection business logic writes through, inside the connector's transaction.
   sqlite::connection& connection() { return db_; }

@@ -1,0 +1,104 @@
+// GETs read through the connector's read-only connection: they see only committed executions
+// and are answered without waiting for the storage thread or a commit group.
+
+#include <echo_server.hpp>
+#include <http_client.hpp>
+#include <requests.hpp>
+
+#include <exactly/common/request_id.hpp>
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+namespace exactly::test {
+namespace {
+using server::verb;
+
+server::interaction_request request(verb v, const std::string& id, std::string_view body = "") {
+  return {v, echo_route, id, "alice", "application/json", body};
+}
+
+TEST(separate_reads, a_get_sees_an_execution_only_once_its_group_has_committed) {
+  temp_dir dir;
+  server::connector c({.db_path = (dir.path() / "server.db").string()});
+  register_echo_app(c);
+  ASSERT_TRUE(c.reads_apart());
+  const std::string id = request_id::mint().to_string();
+  ASSERT_EQ(c.handle(request(verb::put, id, R"({"status":200,"reply":"r"})")).status, 201u);
+
+  {
+    sqlite::transaction group(c.db());  // what a commit group holds open around its requests
+    ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
+    const auto during = c.read(request(verb::get, id));
+    EXPECT_EQ(during.status, 409u);
+    EXPECT_EQ(during.problem, errc::not_executed);
+    group.commit();
+  }
+  const auto after = c.read(request(verb::get, id));
+  EXPECT_EQ(after.status, 200u);
+  EXPECT_EQ(after.outcome, "replayed");
+  EXPECT_EQ(after.body, R"({"reply":"r"})");
+  EXPECT_EQ(c.stats().replays, 1);
+}
+
+TEST(separate_reads, a_rolled_back_execution_is_never_read) {
+  temp_dir dir;
+  server::connector c({.db_path = (dir.path() / "server.db").string()});
+  register_echo_app(c);
+  const std::string id = request_id::mint().to_string();
+  ASSERT_EQ(c.handle(request(verb::put, id, R"({"status":200,"reply":"r"})")).status, 201u);
+  {
+    sqlite::transaction group(c.db());
+    ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
+  }  // the group's COMMIT never happened
+  EXPECT_EQ(c.read(request(verb::get, id)).problem, errc::not_executed);
+  EXPECT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
+  EXPECT_EQ(echo_executions(c.db(), id), 1);
+}
+
+TEST(separate_reads, read_is_for_gets_on_file_databases_only) {
+  temp_dir dir;
+  server::connector in_memory({.db_path = ":memory:"});
+  EXPECT_FALSE(in_memory.reads_apart());
+  server::connector opted_out({.db_path = (dir.path() / "a.db").string(), .separate_reads = false});
+  EXPECT_FALSE(opted_out.reads_apart());
+  server::connector c({.db_path = (dir.path() / "b.db").string()});
+  register_echo_app(c);
+  const std::string id = request_id::mint().to_string();
+  EXPECT_THROW(in_memory.read(request(verb::get, id)), std::logic_error);
+  EXPECT_THROW(c.read(request(verb::post, id)), std::logic_error);
+  EXPECT_EQ(c.read(request(verb::get, id)).status, 404u);
+  EXPECT_EQ(c.read(request(verb::get, "not-an-id")).problem, errc::invalid_request_id);
+}
+
+TEST(separate_reads, a_get_is_answered_while_the_storage_thread_is_busy) {
+  echo_server server;
+  http_client client(server.port());
+  const std::string id = request_id::mint(server.now_ms()).to_string();
+  ASSERT_EQ(client.request("PUT", path_of(id), R"({"status":200,"reply":"r"})", alice).status,
+            201u);
+  ASSERT_EQ(client.request("POST", path_of(id), "", alice).status, 200u);
+
+  std::promise<void> busy, release;
+  bool timed_out = false;
+  std::thread blocker([&] {
+    server.http().run_on_storage([&] {
+      busy.set_value();
+      timed_out =
+          release.get_future().wait_for(std::chrono::seconds(5)) == std::future_status::timeout;
+    });
+  });
+  busy.get_future().wait();
+  const auto got = client.request("GET", path_of(id), "", alice);
+  release.set_value();
+  blocker.join();
+  EXPECT_FALSE(timed_out) << "the GET waited for the storage thread";
+  EXPECT_EQ(got.status, 200u);
+  EXPECT_EQ(got.header("exactly-once-outcome"), "replayed");
+  EXPECT_EQ(got.body, R"({"reply":"r"})");
+}
+
+}  // namespace
+}  // namespace exactly::test
