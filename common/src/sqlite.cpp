@@ -162,6 +162,7 @@ connection::connection(const std::string& path, options opts)
   if (opts.wal)
     exec("PRAGMA journal_mode=WAL");
   exec(synchronous_pragma(opts.sync));
+  exec("PRAGMA journal_size_limit=" + std::to_string(opts.wal_size_limit_bytes));
   exec(opts.foreign_keys ? "PRAGMA foreign_keys=ON" : "PRAGMA foreign_keys=OFF");
 }
 

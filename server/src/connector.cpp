@@ -251,6 +251,7 @@ sweep_result connector::sweep() {
   impl_->stats.swept_staged += r.expired_staged;
   impl_->stats.swept_responses += r.expired_responses;
   impl_->stats.purged_tombstones += r.purged_tombstones;
+  impl_->stats.released_pages += r.released_pages;
   return r;
 }
 

@@ -46,6 +46,8 @@ std::string metrics::render(const connector_stats& s, const state_counts& rows,
           groups.requests);
   counter("exactly_commit_group_failures_total", "Groups whose COMMIT failed; none answered.",
           groups.failures);
+  counter("exactly_sweeper_released_pages_total",
+          "Free database pages the sweeper gave back to the file system.", s.released_pages);
   o << "# HELP exactly_sweeper_deletions_total Rows changed by the sweeper, by kind.\n"
        "# TYPE exactly_sweeper_deletions_total counter\n"
     << "exactly_sweeper_deletions_total{kind=\"staged_expired\"} " << s.swept_staged << '\n'

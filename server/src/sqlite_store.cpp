@@ -1,6 +1,9 @@
 #include <exactly/common/migrations.hpp>
 #include <exactly/server/sqlite_store.hpp>
 
+#include <algorithm>
+#include <string>
+
 namespace exactly::server {
 namespace {
 
@@ -58,10 +61,17 @@ class sqlite_transaction final : public store_transaction {
 
 sqlite_store::sqlite_store(const std::string& path, sqlite::options opts, access a)
     : db_(path, opts) {
-  if (a == access::read_only)
+  if (a == access::read_only) {
     db_.exec("PRAGMA query_only=ON");
-  else
-    sqlite::migrate(db_, "exactly.server", schema);
+    return;
+  }
+  // A new database frees pages incrementally (see sweep()). SQLite takes the setting before the
+  // first table only, and in WAL mode only through a VACUUM (of an empty file here).
+  if (*db_.query_int64("SELECT count(*) FROM sqlite_master") == 0) {
+    db_.exec("PRAGMA auto_vacuum=INCREMENTAL");
+    db_.exec("VACUUM");
+  }
+  sqlite::migrate(db_, "exactly.server", schema);
 }
 
 std::unique_ptr<store_transaction> sqlite_store::begin(bool write) {
@@ -162,6 +172,16 @@ sweep_result sqlite_store::sweep(std::int64_t now_ms, const timing& t) {
   const std::int64_t horizon = now_ms - t.acceptance_window_ms;
   purge.bind_all(horizon, horizon).run();
   r.purged_tombstones = db_.changes();
+  // Free pages beyond a slack (an eighth of the pages in use) go back to the file system, so the
+  // file follows the rows in flight and the window of tombstones instead of their highest count
+  // ever.
+  const std::int64_t free_pages = *db_.query_int64("PRAGMA freelist_count");
+  const std::int64_t used = *db_.query_int64("PRAGMA page_count") - free_pages;
+  const std::int64_t slack = std::max<std::int64_t>(64, used / 8);
+  if (free_pages > slack && *db_.query_int64("PRAGMA auto_vacuum") == 2) {  // 2 = incremental
+    db_.exec("PRAGMA incremental_vacuum(" + std::to_string(free_pages - slack) + ")");
+    r.released_pages = free_pages - *db_.query_int64("PRAGMA freelist_count");
+  }
   return r;
 }
 

@@ -334,10 +334,6 @@ std::int64_t file_bytes(const fs::path& p) {
   return ec ? 0 : static_cast<std::int64_t>(n);
 }
 
-std::int64_t database_bytes(const fs::path& db) {
-  return file_bytes(db) + file_bytes(db.string() + "-wal");
-}
-
 // N wire cycles at `concurrency`, sampling every `every` seconds; flat means the last tenth's
 // mean is within 10 % of the first tenth's. Tombstones are kept for an acceptance window of 2 s
 // (swept every second) and the business write overwrites a bounded set of rows, so steady state
@@ -362,21 +358,26 @@ json long_run(long n, int concurrency, double every, const settings& s) {
   }
   json samples = json::array();
   const auto t0 = clock_type::now();
-  std::printf("%8s %10s %12s %12s %14s\n", "seconds", "cycles", "server KiB", "client KiB",
-              "server db B");
+  const fs::path db = dir.path() / "server.db";
+  std::printf("%8s %10s %12s %12s %14s %14s\n", "seconds", "cycles", "server KiB", "client KiB",
+              "server db B", "server WAL B");
   for (bool last = false; !last;) {
     std::this_thread::sleep_for(std::chrono::duration<double>(every));
     last = finished.load() >= n;
-    const json sample = {{"seconds", std::chrono::duration<double>(clock_type::now() - t0).count()},
-                         {"cycles", finished.load()},
-                         {"server_rss_kib", bench::rss_kib(server.pid())},
-                         {"client_rss_kib", bench::rss_kib(getpid())},
-                         {"server_db_bytes", database_bytes(dir.path() / "server.db")}};
-    std::printf("%8.0f %10ld %12lld %12lld %14lld\n", sample["seconds"].get<double>(),
+    json sample = {{"seconds", std::chrono::duration<double>(clock_type::now() - t0).count()},
+                   {"cycles", finished.load()},
+                   {"server_rss_kib", bench::rss_kib(server.pid())},
+                   {"client_rss_kib", bench::rss_kib(getpid())},
+                   {"server_db_file_bytes", file_bytes(db)},
+                   {"server_wal_bytes", file_bytes(db.string() + "-wal")}};
+    sample["server_db_bytes"] = sample["server_db_file_bytes"].get<std::int64_t>() +
+                                sample["server_wal_bytes"].get<std::int64_t>();
+    std::printf("%8.0f %10ld %12lld %12lld %14lld %14lld\n", sample["seconds"].get<double>(),
                 sample["cycles"].get<long>(),
                 static_cast<long long>(sample["server_rss_kib"].get<std::int64_t>()),
                 static_cast<long long>(sample["client_rss_kib"].get<std::int64_t>()),
-                static_cast<long long>(sample["server_db_bytes"].get<std::int64_t>()));
+                static_cast<long long>(sample["server_db_file_bytes"].get<std::int64_t>()),
+                static_cast<long long>(sample["server_wal_bytes"].get<std::int64_t>()));
     std::fflush(stdout);
     samples.push_back(sample);
   }

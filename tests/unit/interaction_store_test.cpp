@@ -150,5 +150,42 @@ INSTANTIATE_TEST_SUITE_P(engines, interaction_store_contract,
                          })),
                          [](const auto&) { return std::string("sqlite"); });
 
+TEST(sqlite_store_file, the_sweeper_gives_the_pages_of_dropped_bodies_back) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("exactly-store-" + request_id::mint().to_string());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "store.db").string();
+  {
+    sqlite_store store(path, sqlite::options{});
+    sqlite::connection& db = store.connection();
+    EXPECT_EQ(db.query_int64("PRAGMA auto_vacuum"), 2);  // incremental, on a new database
+    const timing t{};
+    const std::string body(10000, 'x');  // on overflow pages
+    {
+      sqlite::transaction tx(db);
+      for (int i = 0; i < 500; ++i) {
+        const std::string id = "id-" + std::to_string(i);
+        store.insert_staged("/r/{id}", id, "alice", t0, t0, "text/plain", body, "h");
+      }
+      tx.commit();
+    }
+    const std::int64_t pages_before = *db.query_int64("PRAGMA page_count");
+    sqlite::transaction tx(db);
+    const sweep_result r = store.sweep(t0 + t.staged_ttl_ms, t);  // drops the 5 MB of bodies
+    tx.commit();
+    EXPECT_EQ(r.expired_staged, 500);
+    EXPECT_GT(r.released_pages, 0);
+    const std::int64_t pages_after = *db.query_int64("PRAGMA page_count");
+    EXPECT_LT(pages_after, pages_before / 2);
+    // What stays free is the slack: an eighth of the pages in use, or 64 pages.
+    const std::int64_t free_after = *db.query_int64("PRAGMA freelist_count");
+    EXPECT_LE(free_after, std::max<std::int64_t>(64, (pages_after - free_after) / 8));
+    sqlite::transaction again(db);
+    EXPECT_EQ(store.sweep(t0 + t.staged_ttl_ms, t).released_pages, 0);
+    again.commit();
+  }
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace exactly::server

@@ -41,6 +41,23 @@ TEST_F(sqlite_test, defaults_are_wal_and_synchronous_full) {
   EXPECT_EQ(scalar(relaxed, "PRAGMA synchronous"), 1);
 }
 
+TEST_F(sqlite_test, the_wal_is_cut_back_to_its_size_limit_after_a_checkpoint) {
+  connection db(path(), {.wal_size_limit_bytes = 64 * 1024});
+  db.exec("CREATE TABLE t (b BLOB)");
+  {
+    transaction tx(db);
+    auto& q = db.prepare("INSERT INTO t VALUES (zeroblob(100000))");
+    for (int i = 0; i < 20; ++i)
+      q.run();
+    tx.commit();
+  }
+  const std::string wal = path() + "-wal";
+  EXPECT_GT(std::filesystem::file_size(wal), 2'000'000u);
+  db.exec("PRAGMA wal_checkpoint(PASSIVE)");
+  db.exec("INSERT INTO t VALUES (1)");  // starts the WAL over, cut to the limit
+  EXPECT_LE(std::filesystem::file_size(wal), 64u * 1024 + 8192);
+}
+
 TEST_F(sqlite_test, transaction_rolls_back_unless_committed) {
   {
     connection db(path());

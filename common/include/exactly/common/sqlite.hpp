@@ -37,6 +37,9 @@ struct options {
   // own busy timeout sleeps up to 100 ms between tries, which makes long tails under contention).
   std::chrono::milliseconds busy_timeout{10000};
   bool foreign_keys = true;
+  // After a checkpoint lets the WAL start over, it is truncated to this size, so a burst does not
+  // leave a large WAL file behind for good (journal_size_limit; -1 keeps every byte).
+  std::int64_t wal_size_limit_bytes = 4 << 20;
 };
 
 class connection;

@@ -25,6 +25,7 @@ struct sweep_result {
   std::int64_t expired_staged = 0;     // staged rows past their TTL turned into tombstones
   std::int64_t expired_responses = 0;  // executed rows past retention turned into tombstones
   std::int64_t purged_tombstones = 0;  // tombstones deleted
+  std::int64_t released_pages = 0;     // free database pages given back to the file system
 };
 
 struct state_counts {
