@@ -208,10 +208,11 @@ std::int64_t connection::changes() const {
 // ---- transaction ----
 
 transaction::transaction(connection& db, mode m) : db_(&db), level_(db.depth_ + 1) {
+  // Cached statements: a request in a commit group opens and releases two savepoints.
   if (level_ == 1)
-    db.exec(m == mode::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED");
+    db.prepare(m == mode::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED").run();
   else
-    db.exec("SAVEPOINT exactly_" + std::to_string(level_));
+    db.prepare("SAVEPOINT exactly_" + std::to_string(level_)).run();
   ++db.depth_;
 }
 
@@ -237,9 +238,9 @@ void transaction::rollback() noexcept {
 void transaction::commit() {
   if (level_ == 1) {
     db_->reset_all();
-    db_->exec("COMMIT");  // on failure the destructor rolls back
+    db_->prepare("COMMIT").run();  // on failure the destructor rolls back
   } else {
-    db_->exec("RELEASE exactly_" + std::to_string(level_));
+    db_->prepare("RELEASE exactly_" + std::to_string(level_)).run();
   }
   --db_->depth_;
   done_ = true;

@@ -410,6 +410,7 @@ int main(int argc, char** argv) {
   std::string json_path = "bench-results.json";
   long long_run_cycles = 0;
   double sample_seconds = 10;
+  int rounds = 1;
   app.add_option("--seconds", s.seconds, "measured time of each scenario");
   app.add_option("--warmup", s.warmup, "unmeasured time before each scenario");
   app.add_option("--concurrency", concurrency, "concurrent clients, one run per value");
@@ -422,6 +423,9 @@ int main(int argc, char** argv) {
   app.add_option("--e2e-batch", s.e2e_batch, "client runtime batch: steps sharing one commit");
   app.add_flag("--e2e-overlap-puts", s.overlap_puts,
                "e2e endpoints send a batch's PUTs together (endpoint_options::overlap_puts)");
+  app.add_option("--rounds", rounds,
+                 "run every scenario this many times, interleaved; ratios are the median round's")
+      ->check(CLI::PositiveNumber);
   app.add_option("--long-run", long_run_cycles, "instead: N wire cycles, sampling memory/disk");
   app.add_option("--sample-seconds", sample_seconds, "long run: sampling period");
   CLI11_PARSE(app, argc, argv);
@@ -447,45 +451,64 @@ int main(int argc, char** argv) {
               "p50 ms", "p99 ms", "p99.9 ms", "errors", "srv cpu/op", "cli cpu/op", "srv peak",
               "cli peak");
   std::vector<figures> all;
-  for (int c : concurrency) {
-    for (const std::string& name : scenarios) {
-      test::temp_dir dir;
-      server_process server(dir.path(), s);
-      figures f;
-      if (name == "e2e") {
-        e2e_driver driver(dir.path(), server.port(), c, s);
-        f = measure(name, c, s, server.pid(), e2e_op{&driver});
-      } else {
-        const int kind = name == "plain" ? 0 : name == "idempotency-key" ? 1 : 2;
-        f = measure(name, c, s, server.pid(), http_op{server.port(), kind});
+  std::vector<int> round_of;  // all[i] was measured in round round_of[i]
+  for (int round = 0; round < rounds; ++round) {
+    for (int c : concurrency) {
+      for (const std::string& name : scenarios) {
+        test::temp_dir dir;
+        server_process server(dir.path(), s);
+        figures f;
+        if (name == "e2e") {
+          e2e_driver driver(dir.path(), server.port(), c, s);
+          f = measure(name, c, s, server.pid(), e2e_op{&driver});
+        } else {
+          const int kind = name == "plain" ? 0 : name == "idempotency-key" ? 1 : 2;
+          f = measure(name, c, s, server.pid(), http_op{server.port(), kind});
+        }
+        std::printf("%-16s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
+                    name.c_str(), c, f.ops_per_s, f.p50_ms, f.p99_ms, f.p999_ms, f.errors,
+                    f.server_cpu_per_op_ms, f.client_cpu_per_op_ms,
+                    static_cast<long long>(f.server_peak_rss_kib / 1024),
+                    static_cast<long long>(f.client_peak_rss_kib / 1024));
+        std::fflush(stdout);
+        all.push_back(f);
+        round_of.push_back(round);
+        json row = to_json(f);
+        row["round"] = round + 1;
+        out["results"].push_back(row);
       }
-      std::printf("%-16s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
-                  name.c_str(), c, f.ops_per_s, f.p50_ms, f.p99_ms, f.p999_ms, f.errors,
-                  f.server_cpu_per_op_ms, f.client_cpu_per_op_ms,
-                  static_cast<long long>(f.server_peak_rss_kib / 1024),
-                  static_cast<long long>(f.client_peak_rss_kib / 1024));
-      std::fflush(stdout);
-      all.push_back(f);
-      out["results"].push_back(to_json(f));
     }
   }
+  // Each ratio divides figures of one round (the same minutes of a noisy machine); with several
+  // rounds the median is reported, with the spread.
   for (int c : concurrency) {
-    auto find = [&](const std::string& name) -> const figures* {
-      for (const figures& f : all) {
-        if (f.scenario == name && f.concurrency == c)
-          return &f;
+    auto find = [&](const std::string& name, int round) -> const figures* {
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        if (all[i].scenario == name && all[i].concurrency == c && round_of[i] == round)
+          return &all[i];
       }
       return nullptr;
     };
-    const figures* idem = find("idempotency-key");
-    if (!idem || idem->ops_per_s == 0)
-      continue;
     for (const char* name : {"wire", "e2e"}) {
-      if (const figures* f = find(name)) {
-        const double ratio = f->ops_per_s / idem->ops_per_s;
-        out["ratios"][std::string(name) + "/idempotency-key"][std::to_string(c)] = ratio;
-        std::printf("concurrency %d: %s/idempotency-key = %.3f\n", c, name, ratio);
+      std::vector<double> ratios;
+      for (int round = 0; round < rounds; ++round) {
+        const figures* idem = find("idempotency-key", round);
+        const figures* f = find(name, round);
+        if (idem && f && idem->ops_per_s > 0)
+          ratios.push_back(f->ops_per_s / idem->ops_per_s);
       }
+      if (ratios.empty())
+        continue;
+      const std::string key = std::string(name) + "/idempotency-key";
+      out["ratio_rounds"][key][std::to_string(c)] = ratios;
+      std::sort(ratios.begin(), ratios.end());
+      const double median = ratios[ratios.size() / 2];
+      out["ratios"][key][std::to_string(c)] = median;
+      std::printf("concurrency %d: %s = %.3f", c, key.c_str(), median);
+      if (ratios.size() > 1)
+        std::printf(" (median of %zu rounds, %.3f to %.3f)", ratios.size(), ratios.front(),
+                    ratios.back());
+      std::printf("\n");
     }
   }
   std::ofstream(json_path) << out.dump(2) << '\n';
