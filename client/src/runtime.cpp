@@ -37,6 +37,14 @@ void runtime::stop() {
   threads_.clear();
 }
 
+void runtime::notify() {
+  {
+    std::lock_guard lock(mutex_);
+    ++notified_;
+  }
+  wake_.notify_all();
+}
+
 void runtime::run_worker() {
   std::unique_ptr<sqlite::connection> db;
   std::vector<std::unique_ptr<endpoint>> endpoints;
@@ -56,10 +64,12 @@ void runtime::run_worker() {
   }
   wake_.notify_all();
   for (;;) {
+    std::uint64_t seen = 0;  // a notify() from now on makes this turn's idle wait short
     {
       std::lock_guard lock(mutex_);
       if (stopping_)
         return;
+      seen = notified_;
     }
     std::size_t done = 0;
     try {
@@ -74,7 +84,7 @@ void runtime::run_worker() {
     }
     if (done == 0) {
       std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, opts_.idle_poll, [this] { return stopping_; });
+      wake_.wait_for(lock, opts_.idle_poll, [&] { return stopping_ || notified_ != seen; });
     }
   }
 }

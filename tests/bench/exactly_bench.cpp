@@ -265,6 +265,7 @@ class e2e_driver {
                   system_now_ms());
       }
       tx.commit();
+      runtime_->notify();
     }
   }
 

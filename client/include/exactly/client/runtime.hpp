@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -20,7 +21,7 @@ namespace exactly::client {
 
 struct runtime_options {
   int workers = 1;                          // concurrent handlers
-  std::chrono::milliseconds idle_poll{10};  // wait when nothing is due
+  std::chrono::milliseconds idle_poll{10};  // wait when nothing is due (see runtime::notify)
   int batch = 16;                           // messages/steps a worker takes per turn
 };
 
@@ -38,6 +39,9 @@ class runtime {
   void start();
   // Graceful: each worker finishes the message or step in hand, then returns. Idempotent.
   void stop();
+  // Idle workers look for due work now instead of after idle_poll: call it after queuing a
+  // message from outside the runtime (endpoint::send on another connection). Any thread.
+  void notify();
 
  private:
   void run_worker();
@@ -52,6 +56,7 @@ class runtime {
   bool stopping_ = false;
   std::exception_ptr setup_error_;
   int ready_ = 0;
+  std::uint64_t notified_ = 0;  // notify() calls, for idle workers to wake on
 };
 
 }  // namespace exactly::client
