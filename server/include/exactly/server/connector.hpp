@@ -26,8 +26,8 @@ struct connector_options {
   sqlite::options db{};  // synchronous=FULL unless the user opts out
   timing times{};        // staged TTL, retention, acceptance window
   std::int64_t max_staged_per_principal = 10000;
-  clock_fn clock = system_now_ms;
-  int outbox_max_attempts = 10;  // then the message goes to dead letters
+  clock_fn clock = system_now_ms;  // called from the storage and the network thread
+  int outbox_max_attempts = 10;    // then the message goes to dead letters
   // GETs read through a read-only connection of their own (file databases only), so they never
   // wait for the writes in flight; see connector::read().
   bool separate_reads = true;
