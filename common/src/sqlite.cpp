@@ -1,5 +1,6 @@
 #include <exactly/common/sqlite.hpp>
 
+#include <algorithm>
 #include <thread>
 
 #include <sqlite3.h>
@@ -192,6 +193,13 @@ statement& connection::prepare(std::string_view sql) {
   return *it->second;
 }
 
+void connection::after_commit(std::function<void()> fn) {
+  if (depth_ == 0)
+    fn();
+  else
+    after_commit_.emplace_back(depth_, std::move(fn));
+}
+
 void connection::reset_all() {
   for (auto& [sql, stmt] : cache_)
     stmt->reset();
@@ -224,6 +232,7 @@ transaction::~transaction() {
 void transaction::rollback() noexcept {
   --db_->depth_;
   done_ = true;
+  std::erase_if(db_->after_commit_, [this](const auto& h) { return h.first >= level_; });
   db_->reset_all();
   if (level_ == 1) {
     sqlite3_exec(db_->native(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -244,6 +253,15 @@ void transaction::commit() {
   }
   --db_->depth_;
   done_ = true;
+  if (level_ > 1) {  // the savepoint's hooks now wait for the enclosing transaction
+    for (auto& h : db_->after_commit_)
+      h.first = std::min(h.first, level_ - 1);
+    return;
+  }
+  auto hooks = std::move(db_->after_commit_);
+  db_->after_commit_.clear();
+  for (auto& h : hooks)
+    h.second();
 }
 
 }  // namespace exactly::sqlite

@@ -135,7 +135,8 @@ struct connector::impl {
       case action::confirm_staged:
         return plain(200);
       case action::replay:
-        ++stats.replays;
+        tx.reset();  // a read: over; the replay counts once its answer may go out
+        store.connection().after_commit([this] { ++stats.replays; });
         return stored(rec->response, protocol::outcome_replayed);
       case action::no_change:
         return plain(204);
@@ -173,7 +174,8 @@ struct connector::impl {
     tx->commit();
     if (store.connection().transaction_depth() == 0)  // else after the outer COMMIT (group)
       crash_point("server.after_commit_before_reply");
-    ++stats.executions;
+    // Counted when durable: inside a commit group, once the group's COMMIT has returned.
+    store.connection().after_commit([this] { ++stats.executions; });
     return stored(response, protocol::outcome_executed);
   }
 };

@@ -31,8 +31,10 @@ std::string metrics::render(const connector_stats& s, const state_counts& rows,
   auto gauge_header = [&o](const char* name, const char* help) {
     o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " gauge\n";
   };
-  counter("exactly_executions_total", "POSTs that ran the business logic.", s.executions);
-  counter("exactly_replays_total", "Stored responses sent again (POST or GET).", s.replays);
+  counter("exactly_executions_total", "POSTs that ran the business logic, counted once committed.",
+          s.executions);
+  counter("exactly_replays_total",
+          "Stored responses sent again (POST or GET), counted once answerable.", s.replays);
   counter("exactly_logic_failures_total", "Business logic runs that threw; nothing committed.",
           s.logic_failures);
   counter("exactly_messages_delivered_total", "Outbox messages handled by local handlers.",

@@ -58,6 +58,44 @@ TEST_F(sqlite_test, the_wal_is_cut_back_to_its_size_limit_after_a_checkpoint) {
   EXPECT_LE(std::filesystem::file_size(wal), 64u * 1024 + 8192);
 }
 
+TEST_F(sqlite_test, after_commit_hooks_wait_for_the_outermost_commit) {
+  connection db(path());
+  std::vector<std::string> ran;
+  db.after_commit([&] { ran.push_back("no transaction: at once"); });
+  EXPECT_EQ(ran.size(), 1u);
+  {
+    transaction outer(db);
+    db.after_commit([&] { ran.push_back("outer"); });
+    {
+      transaction kept(db);
+      db.after_commit([&] { ran.push_back("released savepoint"); });
+      kept.commit();
+    }
+    {
+      transaction dropped(db);
+      db.after_commit([&] { ran.push_back("rolled back savepoint"); });
+      {
+        transaction inner(db);
+        db.after_commit([&] { ran.push_back("inside the rolled back savepoint"); });
+        inner.commit();
+      }
+    }
+    EXPECT_EQ(ran.size(), 1u);  // nothing before the outer COMMIT
+    outer.commit();
+  }
+  EXPECT_EQ(ran,
+            (std::vector<std::string>{"no transaction: at once", "outer", "released savepoint"}));
+  {
+    transaction rolled_back(db);
+    db.after_commit([&] { ran.push_back("rolled back transaction"); });
+  }
+  {
+    transaction next(db);
+    next.commit();
+  }
+  EXPECT_EQ(ran.size(), 3u);
+}
+
 TEST_F(sqlite_test, transaction_rolls_back_unless_committed) {
   {
     connection db(path());

@@ -7,11 +7,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -117,6 +120,10 @@ class connection {
   bool in_transaction() const;
   // How many `transaction` objects are open on this connection (0 = none; >1 = savepoints).
   int transaction_depth() const { return depth_; }
+  // Runs `fn` once the outermost transaction open now has committed; drops it if that
+  // transaction, or the savepoint open now, rolls back. With no transaction open, runs it at
+  // once. `fn` must not throw.
+  void after_commit(std::function<void()> fn);
   sqlite3* native() const { return db_; }
   const std::string& path() const { return path_; }
 
@@ -125,6 +132,7 @@ class connection {
   std::string path_;
   std::unordered_map<std::string, std::unique_ptr<statement>> cache_;
   int depth_ = 0;
+  std::vector<std::pair<int, std::function<void()>>> after_commit_;  // (depth, hook)
   std::chrono::milliseconds busy_timeout_;
   std::chrono::steady_clock::time_point busy_since_{};
   static int on_busy(void* self, int tries);

@@ -66,6 +66,8 @@ struct interaction_response {
   std::optional<errc> problem;  // set when this is a protocol problem
 };
 
+// Executions and replays count once their transaction (inside a commit group: the group's)
+// has committed, so a group whose COMMIT fails adds nothing.
 struct connector_stats {
   std::int64_t executions = 0, replays = 0, logic_failures = 0;
   std::int64_t swept_staged = 0, swept_responses = 0, purged_tombstones = 0, released_pages = 0;

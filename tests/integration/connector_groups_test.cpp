@@ -1,5 +1,6 @@
-// GETs read through the connector's read-only connection: they see only committed executions
-// and are answered without waiting for the storage thread or a commit group.
+// The connector inside a commit group (an outer transaction on its connection): GETs read
+// through the read-only connection see only committed executions and never wait for the storage
+// thread; executions and replays are counted only once their group has committed.
 
 #include <echo_server.hpp>
 #include <http_client.hpp>
@@ -71,6 +72,33 @@ TEST(separate_reads, read_is_for_gets_on_file_databases_only) {
   EXPECT_THROW(c.read(request(verb::post, id)), std::logic_error);
   EXPECT_EQ(c.read(request(verb::get, id)).status, 404u);
   EXPECT_EQ(c.read(request(verb::get, "not-an-id")).problem, errc::invalid_request_id);
+}
+
+TEST(durable_counts, executions_and_replays_count_once_their_group_commits) {
+  temp_dir dir;
+  server::connector c({.db_path = (dir.path() / "server.db").string()});
+  register_echo_app(c);
+  const std::string id = request_id::mint().to_string();
+  ASSERT_EQ(c.handle(request(verb::put, id, R"({"status":200,"reply":"r"})")).status, 201u);
+  {
+    sqlite::transaction group(c.db());
+    ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
+    EXPECT_EQ(c.stats().executions, 0);  // not durable yet
+  }                                      // the group's COMMIT failed
+  EXPECT_EQ(c.stats().executions, 0);
+  {
+    sqlite::transaction group(c.db());
+    ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
+    ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "replayed");
+    ASSERT_EQ(c.handle(request(verb::get, id)).outcome, "replayed");
+    EXPECT_EQ(c.stats().executions + c.stats().replays, 0);
+    group.commit();
+  }
+  EXPECT_EQ(c.stats().executions, 1);
+  EXPECT_EQ(c.stats().replays, 2);
+  ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "replayed");  // no group: at once
+  EXPECT_EQ(c.stats().replays, 3);
+  EXPECT_EQ(echo_executions(c.db(), id), 1);
 }
 
 TEST(separate_reads, a_get_is_answered_while_the_storage_thread_is_busy) {
