@@ -44,6 +44,26 @@ constexpr sqlite::migration schema[] = {
      " attempts INTEGER NOT NULL,"
      " error TEXT NOT NULL,"
      " failed_ms INTEGER NOT NULL);"},
+    // Staged requests per owner, kept by triggers in the same transaction as every change, so the
+    // per-principal limit costs one lookup per PUT instead of a count over the owner's rows.
+    {2,
+     "CREATE TABLE exactly_staged_counts ("
+     " owner TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;"
+     "INSERT INTO exactly_staged_counts(owner, n)"
+     " SELECT owner, count(*) FROM exactly_interactions WHERE state = 1 GROUP BY owner;"
+     "CREATE TRIGGER exactly_staged_insert AFTER INSERT ON exactly_interactions"
+     " WHEN new.state = 1 BEGIN"
+     "  INSERT INTO exactly_staged_counts(owner, n) VALUES (new.owner, 1)"
+     "  ON CONFLICT(owner) DO UPDATE SET n = n + 1;"
+     " END;"
+     "CREATE TRIGGER exactly_staged_leave AFTER UPDATE OF state ON exactly_interactions"
+     " WHEN old.state = 1 AND new.state <> 1 BEGIN"
+     "  UPDATE exactly_staged_counts SET n = n - 1 WHERE owner = old.owner;"
+     " END;"
+     "CREATE TRIGGER exactly_staged_delete AFTER DELETE ON exactly_interactions"
+     " WHEN old.state = 1 BEGIN"
+     "  UPDATE exactly_staged_counts SET n = n - 1 WHERE owner = old.owner;"
+     " END;"},
 };
 
 class sqlite_transaction final : public store_transaction {
@@ -107,8 +127,7 @@ std::optional<interaction_record> sqlite_store::find(std::string_view route, std
 }
 
 std::int64_t sqlite_store::count_staged(std::string_view owner) {
-  return *db_.query_int64("SELECT count(*) FROM exactly_interactions WHERE owner = ? AND state = 1",
-                          owner);
+  return db_.query_int64("SELECT n FROM exactly_staged_counts WHERE owner = ?", owner).value_or(0);
 }
 
 void sqlite_store::insert_staged(std::string_view route, std::string_view id,

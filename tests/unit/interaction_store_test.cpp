@@ -119,6 +119,34 @@ TEST_P(interaction_store_contract, sweep_follows_the_retention_rules) {
   EXPECT_EQ(c.tombstone, 1);  // "done", tombstoned just now
 }
 
+TEST_P(interaction_store_contract, count_staged_follows_every_way_in_and_out) {
+  const timing t{};
+  auto staged = [&](const char* owner) {
+    return in_tx([&] { return store_->count_staged(owner); });
+  };
+  in_tx([&] {
+    for (const char* id : {"a", "b", "c", "d"})
+      store_->insert_staged("/r/{id}", id, "alice", t0, t0, "", "", "");
+    store_->insert_staged("/r/{id}", "e", "bob", t0, t0, "", "", "");
+    store_->put_tombstone("/r/{id}", "unknown", "alice", t0, tombstone_reason::deleted, t0);
+  });
+  EXPECT_EQ(staged("alice"), 4);
+  EXPECT_EQ(staged("bob"), 1);
+  EXPECT_EQ(staged("carol"), 0);
+  in_tx([&] { store_->mark_executed("/r/{id}", "a", {}, t0); });
+  EXPECT_EQ(staged("alice"), 3);
+  in_tx([&] { store_->put_tombstone("/r/{id}", "b", "alice", t0, tombstone_reason::deleted, t0); });
+  EXPECT_EQ(staged("alice"), 2);
+  {
+    auto tx = store_->begin(true);
+    store_->put_tombstone("/r/{id}", "c", "alice", t0, tombstone_reason::deleted, t0);
+  }  // rolled back
+  EXPECT_EQ(staged("alice"), 2);
+  in_tx([&] { store_->sweep(t0 + t.staged_ttl_ms, t); });  // c and d expire, e too
+  EXPECT_EQ(staged("alice"), 0);
+  EXPECT_EQ(staged("bob"), 0);
+}
+
 TEST_P(interaction_store_contract, outbox_retries_and_dead_letters) {
   in_tx([&] {
     store_->outbox_add("a", R"({"n":1})", "s1", t0);
@@ -183,6 +211,31 @@ TEST(sqlite_store_file, the_sweeper_gives_the_pages_of_dropped_bodies_back) {
     sqlite::transaction again(db);
     EXPECT_EQ(store.sweep(t0 + t.staged_ttl_ms, t).released_pages, 0);
     again.commit();
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(sqlite_store_file, an_upgraded_database_counts_the_rows_staged_before) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("exactly-store-" + request_id::mint().to_string());
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "store.db").string();
+  {
+    sqlite_store store(path, sqlite::options{});
+    sqlite::connection& db = store.connection();
+    for (const char* id : {"a", "b", "c"})
+      store.insert_staged("/r/{id}", id, "alice", t0, t0, "", "", "");
+    // Back to the schema of version 1, which had no counts.
+    db.exec(
+        "DROP TRIGGER exactly_staged_insert; DROP TRIGGER exactly_staged_leave;"
+        "DROP TRIGGER exactly_staged_delete; DROP TABLE exactly_staged_counts;"
+        "UPDATE exactly_schema_version SET version = 1 WHERE component = 'exactly.server'");
+  }
+  {
+    sqlite_store store(path, sqlite::options{});
+    EXPECT_EQ(store.count_staged("alice"), 3);
+    store.mark_executed("/r/{id}", "a", {}, t0);
+    EXPECT_EQ(store.count_staged("alice"), 2);
   }
   std::filesystem::remove_all(dir);
 }
