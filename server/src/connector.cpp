@@ -113,10 +113,16 @@ struct connector::impl {
     const request_facts facts{r.v, r.principal, id.timestamp_ms(), now, digest, r.content_type};
 
     auto tx = store.begin(r.v != verb::get);
-    const auto rec = store.find(r.route, id_text);
+    // Bodies are read only where they are used: to execute (POST) or replay (POST, GET).
+    std::optional<interaction_record> rec;
     std::optional<record_facts> known;
-    if (rec)
-      known = *rec;
+    if (r.v == verb::post || r.v == verb::get) {
+      rec = store.find(r.route, id_text);
+      if (rec)
+        known = *rec;
+    } else {
+      known = store.find_facts(r.route, id_text);
+    }
     decision d = decide(known, facts, opts.times);
 
     if (d.act == action::stage) {

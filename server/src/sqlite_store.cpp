@@ -126,6 +126,27 @@ std::optional<interaction_record> sqlite_store::find(std::string_view route, std
   return r;
 }
 
+std::optional<record_facts> sqlite_store::find_facts(std::string_view route, std::string_view id) {
+  auto& q = db_.prepare(
+      "SELECT owner, state, tombstone_reason, state_since_ms, request_content_type,"
+      " request_sha256 FROM exactly_interactions WHERE route = ? AND id = ?");
+  q.bind_all(route, id);
+  if (!q.step()) {
+    q.reset();
+    return std::nullopt;
+  }
+  record_facts r;
+  r.owner = q.text(0);
+  r.state = static_cast<id_state>(q.int64(1));
+  if (!q.is_null(2))
+    r.reason = static_cast<tombstone_reason>(q.int64(2));
+  r.state_since_ms = q.int64(3);
+  r.request_content_type = q.text(4);
+  r.request_sha256 = q.text(5);
+  q.reset();
+  return r;
+}
+
 std::int64_t sqlite_store::count_staged(std::string_view owner) {
   return db_.query_int64("SELECT n FROM exactly_staged_counts WHERE owner = ?", owner).value_or(0);
 }

@@ -57,6 +57,13 @@ TEST_P(interaction_store_contract, stage_execute_tombstone) {
   EXPECT_EQ(rec->request_content_type, "text/plain");
   EXPECT_EQ(in_tx([&] { return store_->count_staged("alice"); }), 1);
   EXPECT_FALSE(in_tx([&] { return store_->find("/other/{id}", "a"); }).has_value());
+  const auto facts = in_tx([&] { return store_->find_facts("/r/{id}", "a"); });
+  ASSERT_TRUE(facts.has_value());
+  EXPECT_EQ(facts->state, id_state::staged);
+  EXPECT_EQ(facts->owner, "alice");
+  EXPECT_EQ(facts->request_sha256, "h");
+  EXPECT_EQ(facts->request_content_type, "text/plain");
+  EXPECT_FALSE(in_tx([&] { return store_->find_facts("/other/{id}", "a"); }).has_value());
 
   in_tx([&] { store_->mark_executed("/r/{id}", "a", {402, "application/json", "{}"}, t0 + 5); });
   rec = in_tx([&] { return store_->find("/r/{id}", "a"); });
@@ -108,6 +115,8 @@ TEST_P(interaction_store_contract, sweep_follows_the_retention_rules) {
   EXPECT_EQ(r.expired_staged, 1);
   EXPECT_EQ(r.purged_tombstones, 1);  // "gone": id and tombstone both older than the window
   EXPECT_EQ(in_tx([&] { return store_->find("/r/{id}", "staged"); })->reason,
+            tombstone_reason::expired);
+  EXPECT_EQ(in_tx([&] { return store_->find_facts("/r/{id}", "staged"); })->reason,
             tombstone_reason::expired);
 
   r = in_tx([&] { return store_->sweep(t0 + t.response_retention_ms, t); });

@@ -55,6 +55,8 @@ class interaction_store {
   virtual std::unique_ptr<store_transaction> begin(bool write) = 0;
 
   virtual std::optional<interaction_record> find(std::string_view route, std::string_view id) = 0;
+  // The same row's facts only, without its bodies: what PUT and DELETE decide on.
+  virtual std::optional<record_facts> find_facts(std::string_view route, std::string_view id) = 0;
   virtual std::int64_t count_staged(std::string_view owner) = 0;
   virtual void insert_staged(std::string_view route, std::string_view id, std::string_view owner,
                              std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,

@@ -18,6 +18,7 @@ class sqlite_store final : public interaction_store {
 
   std::unique_ptr<store_transaction> begin(bool write) override;
   std::optional<interaction_record> find(std::string_view route, std::string_view id) override;
+  std::optional<record_facts> find_facts(std::string_view route, std::string_view id) override;
   std::int64_t count_staged(std::string_view owner) override;
   void insert_staged(std::string_view route, std::string_view id, std::string_view owner,
                      std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,
