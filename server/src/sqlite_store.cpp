@@ -98,26 +98,39 @@ std::unique_ptr<store_transaction> sqlite_store::begin(bool write) {
   return std::make_unique<sqlite_transaction>(db_, write);
 }
 
+namespace {
+
+// The columns both lookups start with, in this order: what a decision needs.
+constexpr std::string_view facts_columns =
+    "owner, state, tombstone_reason, state_since_ms, request_content_type, request_sha256";
+
+void read_facts(const sqlite::statement& q, record_facts& r) {
+  r.owner = q.text(0);
+  r.state = static_cast<id_state>(q.int64(1));
+  if (!q.is_null(2))
+    r.reason = static_cast<tombstone_reason>(q.int64(2));
+  r.state_since_ms = q.int64(3);
+  r.request_content_type = q.text(4);
+  r.request_sha256 = q.text(5);
+}
+
+}  // namespace
+
 std::optional<interaction_record> sqlite_store::find(std::string_view route, std::string_view id) {
-  auto& q = db_.prepare(
-      "SELECT owner, id_ms, state, tombstone_reason, state_since_ms, request_content_type,"
-      " request_body, request_sha256, response_status, response_content_type, response_body"
-      " FROM exactly_interactions WHERE route = ? AND id = ?");
+  static const std::string sql =
+      "SELECT " + std::string(facts_columns) +
+      ", id_ms, request_body, response_status, response_content_type, response_body"
+      " FROM exactly_interactions WHERE route = ? AND id = ?";
+  auto& q = db_.prepare(sql);
   q.bind_all(route, id);
   if (!q.step()) {
     q.reset();
     return std::nullopt;
   }
   interaction_record r;
-  r.owner = q.text(0);
-  r.id_ms = q.int64(1);
-  r.state = static_cast<id_state>(q.int64(2));
-  if (!q.is_null(3))
-    r.reason = static_cast<tombstone_reason>(q.int64(3));
-  r.state_since_ms = q.int64(4);
-  r.request_content_type = q.text(5);
-  r.request_body = q.text(6);
-  r.request_sha256 = q.text(7);
+  read_facts(q, r);
+  r.id_ms = q.int64(6);
+  r.request_body = q.text(7);
   if (!q.is_null(8))
     r.response.status = static_cast<unsigned>(q.int64(8));
   r.response.content_type = q.text(9);
@@ -127,22 +140,16 @@ std::optional<interaction_record> sqlite_store::find(std::string_view route, std
 }
 
 std::optional<record_facts> sqlite_store::find_facts(std::string_view route, std::string_view id) {
-  auto& q = db_.prepare(
-      "SELECT owner, state, tombstone_reason, state_since_ms, request_content_type,"
-      " request_sha256 FROM exactly_interactions WHERE route = ? AND id = ?");
+  static const std::string sql = "SELECT " + std::string(facts_columns) +
+                                 " FROM exactly_interactions WHERE route = ? AND id = ?";
+  auto& q = db_.prepare(sql);
   q.bind_all(route, id);
   if (!q.step()) {
     q.reset();
     return std::nullopt;
   }
   record_facts r;
-  r.owner = q.text(0);
-  r.state = static_cast<id_state>(q.int64(1));
-  if (!q.is_null(2))
-    r.reason = static_cast<tombstone_reason>(q.int64(2));
-  r.state_since_ms = q.int64(3);
-  r.request_content_type = q.text(4);
-  r.request_sha256 = q.text(5);
+  read_facts(q, r);
   q.reset();
   return r;
 }

@@ -21,13 +21,27 @@ server::interaction_request request(verb v, const std::string& id, std::string_v
   return {v, echo_route, id, "alice", "application/json", body};
 }
 
-TEST(separate_reads, a_get_sees_an_execution_only_once_its_group_has_committed) {
-  temp_dir dir;
-  server::connector c({.db_path = (dir.path() / "server.db").string()});
-  register_echo_app(c);
+// A connector with the echo app on a fresh database file.
+class echo_connector : public ::testing::Test {
+ protected:
+  echo_connector() { register_echo_app(c_); }
+  // A fresh id staged by alice, whose execution answers 200 {"reply":"r"}.
+  std::string staged() {
+    const std::string id = request_id::mint().to_string();
+    EXPECT_EQ(c_.handle(request(verb::put, id, R"({"status":200,"reply":"r"})")).status, 201u);
+    return id;
+  }
+
+  temp_dir dir_;
+  server::connector c_{{.db_path = (dir_.path() / "server.db").string()}};
+};
+using separate_reads = echo_connector;
+using durable_counts = echo_connector;
+
+TEST_F(separate_reads, a_get_sees_an_execution_only_once_its_group_has_committed) {
+  server::connector& c = c_;
   ASSERT_TRUE(c.reads_apart());
-  const std::string id = request_id::mint().to_string();
-  ASSERT_EQ(c.handle(request(verb::put, id, R"({"status":200,"reply":"r"})")).status, 201u);
+  const std::string id = staged();
 
   {
     sqlite::transaction group(c.db());  // what a commit group holds open around its requests
@@ -44,12 +58,9 @@ TEST(separate_reads, a_get_sees_an_execution_only_once_its_group_has_committed) 
   EXPECT_EQ(c.stats().replays, 1);
 }
 
-TEST(separate_reads, a_rolled_back_execution_is_never_read) {
-  temp_dir dir;
-  server::connector c({.db_path = (dir.path() / "server.db").string()});
-  register_echo_app(c);
-  const std::string id = request_id::mint().to_string();
-  ASSERT_EQ(c.handle(request(verb::put, id, R"({"status":200,"reply":"r"})")).status, 201u);
+TEST_F(separate_reads, a_rolled_back_execution_is_never_read) {
+  server::connector& c = c_;
+  const std::string id = staged();
   {
     sqlite::transaction group(c.db());
     ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
@@ -59,27 +70,22 @@ TEST(separate_reads, a_rolled_back_execution_is_never_read) {
   EXPECT_EQ(echo_executions(c.db(), id), 1);
 }
 
-TEST(separate_reads, read_is_for_gets_on_file_databases_only) {
-  temp_dir dir;
+TEST_F(separate_reads, read_is_for_gets_on_file_databases_only) {
   server::connector in_memory({.db_path = ":memory:"});
   EXPECT_FALSE(in_memory.reads_apart());
-  server::connector opted_out({.db_path = (dir.path() / "a.db").string(), .separate_reads = false});
+  server::connector opted_out(
+      {.db_path = (dir_.path() / "a.db").string(), .separate_reads = false});
   EXPECT_FALSE(opted_out.reads_apart());
-  server::connector c({.db_path = (dir.path() / "b.db").string()});
-  register_echo_app(c);
   const std::string id = request_id::mint().to_string();
   EXPECT_THROW(in_memory.read(request(verb::get, id)), std::logic_error);
-  EXPECT_THROW(c.read(request(verb::post, id)), std::logic_error);
-  EXPECT_EQ(c.read(request(verb::get, id)).status, 404u);
-  EXPECT_EQ(c.read(request(verb::get, "not-an-id")).problem, errc::invalid_request_id);
+  EXPECT_THROW(c_.read(request(verb::post, id)), std::logic_error);
+  EXPECT_EQ(c_.read(request(verb::get, id)).status, 404u);
+  EXPECT_EQ(c_.read(request(verb::get, "not-an-id")).problem, errc::invalid_request_id);
 }
 
-TEST(durable_counts, executions_and_replays_count_once_their_group_commits) {
-  temp_dir dir;
-  server::connector c({.db_path = (dir.path() / "server.db").string()});
-  register_echo_app(c);
-  const std::string id = request_id::mint().to_string();
-  ASSERT_EQ(c.handle(request(verb::put, id, R"({"status":200,"reply":"r"})")).status, 201u);
+TEST_F(durable_counts, executions_and_replays_count_once_their_group_commits) {
+  server::connector& c = c_;
+  const std::string id = staged();
   {
     sqlite::transaction group(c.db());
     ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
@@ -101,7 +107,7 @@ TEST(durable_counts, executions_and_replays_count_once_their_group_commits) {
   EXPECT_EQ(echo_executions(c.db(), id), 1);
 }
 
-TEST(separate_reads, a_get_is_answered_while_the_storage_thread_is_busy) {
+TEST(separate_reads_over_http, a_get_is_answered_while_the_storage_thread_is_busy) {
   echo_server server;
   http_client client(server.port());
   const std::string id = request_id::mint(server.now_ms()).to_string();

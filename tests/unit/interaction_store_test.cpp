@@ -14,18 +14,19 @@ namespace {
 
 using factory = std::function<std::unique_ptr<interaction_store>(const std::string& dir)>;
 
+// A fresh directory for one test's database, removed afterwards.
+struct scratch_dir {
+  scratch_dir() { std::filesystem::create_directories(path); }
+  ~scratch_dir() { std::filesystem::remove_all(path); }
+  std::string db() const { return (path / "store.db").string(); }
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("exactly-store-" + request_id::mint().to_string());
+};
+
 class interaction_store_contract : public ::testing::TestWithParam<factory> {
  protected:
-  interaction_store_contract()
-      : dir_(std::filesystem::temp_directory_path() /
-             ("exactly-store-" + request_id::mint().to_string())) {
-    std::filesystem::create_directories(dir_);
-    store_ = GetParam()(dir_.string());
-  }
-  ~interaction_store_contract() override {
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  interaction_store_contract() { store_ = GetParam()(dir_.path.string()); }
+  ~interaction_store_contract() override { store_.reset(); }
   template <class F>
   auto in_tx(F f) {
     auto tx = store_->begin(true);
@@ -39,7 +40,7 @@ class interaction_store_contract : public ::testing::TestWithParam<factory> {
     }
   }
 
-  std::filesystem::path dir_;
+  scratch_dir dir_;
   std::unique_ptr<interaction_store> store_;
 };
 
@@ -188,10 +189,8 @@ INSTANTIATE_TEST_SUITE_P(engines, interaction_store_contract,
                          [](const auto&) { return std::string("sqlite"); });
 
 TEST(sqlite_store_file, the_sweeper_gives_the_pages_of_dropped_bodies_back) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("exactly-store-" + request_id::mint().to_string());
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "store.db").string();
+  scratch_dir dir;
+  const std::string path = dir.db();
   {
     sqlite_store store(path, sqlite::options{});
     sqlite::connection& db = store.connection();
@@ -221,14 +220,11 @@ TEST(sqlite_store_file, the_sweeper_gives_the_pages_of_dropped_bodies_back) {
     EXPECT_EQ(store.sweep(t0 + t.staged_ttl_ms, t).released_pages, 0);
     again.commit();
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(sqlite_store_file, an_upgraded_database_counts_the_rows_staged_before) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("exactly-store-" + request_id::mint().to_string());
-  std::filesystem::create_directories(dir);
-  const std::string path = (dir / "store.db").string();
+  scratch_dir dir;
+  const std::string path = dir.db();
   {
     sqlite_store store(path, sqlite::options{});
     sqlite::connection& db = store.connection();
@@ -246,7 +242,6 @@ TEST(sqlite_store_file, an_upgraded_database_counts_the_rows_staged_before) {
     store.mark_executed("/r/{id}", "a", {}, t0);
     EXPECT_EQ(store.count_staged("alice"), 2);
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
