@@ -8,6 +8,11 @@
 namespace exactly::sqlite {
 namespace {
 
+// A hook that throws would fail a commit that happened: that ends the process instead.
+void run_hook(const std::function<void()>& fn) noexcept {
+  fn();
+}
+
 class category_impl final : public boost::system::error_category {
  public:
   const char* name() const noexcept override { return "sqlite"; }
@@ -195,7 +200,7 @@ statement& connection::prepare(std::string_view sql) {
 
 void connection::after_commit(std::function<void()> fn) {
   if (depth_ == 0)
-    fn();
+    run_hook(fn);
   else
     after_commit_.emplace_back(depth_, std::move(fn));
 }
@@ -261,7 +266,7 @@ void transaction::commit() {
   auto hooks = std::move(db_->after_commit_);
   db_->after_commit_.clear();
   for (auto& h : hooks)
-    h.second();
+    run_hook(h.second);
 }
 
 }  // namespace exactly::sqlite

@@ -64,9 +64,12 @@ struct connector::impl {
   explicit impl(connector_options o) : opts(std::move(o)), store(opts.db_path, opts.db) {
     const bool in_memory = opts.db_path.empty() || opts.db_path == ":memory:" ||
                            opts.db_path.starts_with("file::memory:");
-    if (opts.separate_reads && !in_memory) {
-      reader =
-          std::make_unique<sqlite_store>(opts.db_path, opts.db, sqlite_store::access::read_only);
+    if (opts.separate_reads && opts.db.wal && !in_memory) {
+      // Reads run on the network thread: a lock held elsewhere (another process, recovery)
+      // becomes a quick 503 instead of a stall of every connection.
+      sqlite::options ro = opts.db;
+      ro.busy_timeout = std::chrono::milliseconds(50);
+      reader = std::make_unique<sqlite_store>(opts.db_path, ro, sqlite_store::access::read_only);
     }
   }
 
@@ -226,8 +229,6 @@ interaction_response connector::checked(const interaction_request& r, Fn fn) {
   }
   try {
     return fn(*id, route->second);
-  } catch (const std::logic_error&) {
-    throw;
   } catch (const std::exception& e) {
     spdlog::error("storage failure on {} {}: {}", r.route, r.id, e.what());
     return problem_response(errc::storage_unavailable,
@@ -256,10 +257,13 @@ sweep_result connector::sweep() {
   auto tx = impl_->store.begin(true);
   const sweep_result r = impl_->store.sweep(impl_->opts.clock(), impl_->opts.times);
   tx->commit();
-  impl_->stats.swept_staged += r.expired_staged;
-  impl_->stats.swept_responses += r.expired_responses;
-  impl_->stats.purged_tombstones += r.purged_tombstones;
-  impl_->stats.released_pages += r.released_pages;
+  // The sweeper may run inside an open commit group: its work counts once that commits.
+  impl_->store.connection().after_commit([this, r] {
+    impl_->stats.swept_staged += r.expired_staged;
+    impl_->stats.swept_responses += r.expired_responses;
+    impl_->stats.purged_tombstones += r.purged_tombstones;
+    impl_->stats.released_pages += r.released_pages;
+  });
   return r;
 }
 

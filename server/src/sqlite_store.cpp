@@ -225,8 +225,10 @@ sweep_result sqlite_store::sweep(std::int64_t now_ms, const timing& t) {
   const std::int64_t free_pages = *db_.query_int64("PRAGMA freelist_count");
   const std::int64_t used = *db_.query_int64("PRAGMA page_count") - free_pages;
   const std::int64_t slack = std::max<std::int64_t>(64, used / 8);
-  if (free_pages > slack && *db_.query_int64("PRAGMA auto_vacuum") == 2) {  // 2 = incremental
-    db_.exec("PRAGMA incremental_vacuum(" + std::to_string(free_pages - slack) + ")");
+  // At most 1024 pages (4 MiB) a sweep: the sweep may share a commit group with requests.
+  const std::int64_t release = std::min<std::int64_t>(free_pages - slack, 1024);
+  if (release > 0 && *db_.query_int64("PRAGMA auto_vacuum") == 2) {  // 2 = incremental
+    db_.exec("PRAGMA incremental_vacuum(" + std::to_string(release) + ")");
     r.released_pages = free_pages - *db_.query_int64("PRAGMA freelist_count");
   }
   return r;

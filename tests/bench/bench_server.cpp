@@ -18,10 +18,13 @@ int main(int argc, char** argv) {
   std::string db = "bench-server.db";
   bool relaxed = false;
   bool ungrouped = false;
+  bool reads_together = false;
   app.add_option("--listen", listen, "HOST:PORT (port 0 picks a free one)");
   app.add_option("--db", db, "SQLite database file");
   app.add_flag("--synchronous-normal", relaxed, "opt out of synchronous=FULL");
   app.add_flag("--no-group-commit", ungrouped, "one COMMIT (and fsync) per request");
+  app.add_flag("--no-separate-reads", reads_together,
+               "GETs on the storage thread in commit groups (connector_options::separate_reads)");
   double window_s = 3600, sweep_s = 60;
   app.add_option("--acceptance-window-seconds", window_s,
                  "ids older than this are refused; tombstones are kept this long");
@@ -41,6 +44,7 @@ int main(int argc, char** argv) {
     exactly::server::connector_options co;
     co.db_path = db;
     co.max_staged_per_principal = 1'000'000;
+    co.separate_reads = !reads_together;
     co.times.acceptance_window_ms = static_cast<std::int64_t>(window_s * 1000);
     if (relaxed)
       co.db.sync = exactly::sqlite::synchronous::normal;

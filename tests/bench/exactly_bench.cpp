@@ -45,7 +45,7 @@ const std::string body = R"({"customer_id":"c-1","amount_cents":1250})";
 
 struct settings {
   double seconds = 5, warmup = 1;
-  bool relaxed = false, ungrouped = false;
+  bool relaxed = false, ungrouped = false, reads_together = false;
   int e2e_workers = 1;        // runtime worker threads carrying the e2e invocations
   int e2e_batch = 64;         // messages or steps a worker commits together
   bool overlap_puts = false;  // endpoint_options::overlap_puts for e2e
@@ -80,6 +80,8 @@ class server_process {
       a.push_back("--synchronous-normal");
     if (s.ungrouped)
       a.push_back("--no-group-commit");
+    if (s.reads_together)
+      a.push_back("--no-separate-reads");
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -419,6 +421,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "where to write the figures");
   app.add_flag("--synchronous-normal", s.relaxed, "opt out of synchronous=FULL everywhere");
   app.add_flag("--no-group-commit", s.ungrouped, "one COMMIT per request on the server");
+  app.add_flag("--no-separate-reads", s.reads_together,
+               "server GETs on the storage thread, in commit groups");
   app.add_option("--e2e-workers", s.e2e_workers,
                  "client runtime worker threads for e2e (at most the concurrency)");
   app.add_option("--e2e-batch", s.e2e_batch, "client runtime batch: steps sharing one commit");
@@ -434,6 +438,7 @@ int main(int argc, char** argv) {
   json out = {{"machine", {{"cores", std::thread::hardware_concurrency()}}},
               {"synchronous", s.relaxed ? "NORMAL" : "FULL"},
               {"group_commit", !s.ungrouped},
+              {"separate_reads", !s.reads_together},
               {"e2e_workers", s.e2e_workers},
               {"e2e_batch", s.e2e_batch},
               {"e2e_overlap_puts", s.overlap_puts}};

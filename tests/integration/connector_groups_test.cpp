@@ -81,17 +81,27 @@ TEST_F(separate_reads, read_is_for_gets_on_file_databases_only) {
   EXPECT_THROW(c_.read(request(verb::post, id)), std::logic_error);
   EXPECT_EQ(c_.read(request(verb::get, id)).status, 404u);
   EXPECT_EQ(c_.read(request(verb::get, "not-an-id")).problem, errc::invalid_request_id);
+  server::connector rollback_journal(
+      {.db_path = (dir_.path() / "c.db").string(), .db = {.wal = false}});
+  EXPECT_FALSE(rollback_journal.reads_apart());  // readers would contend with the writer
 }
 
 TEST_F(durable_counts, executions_and_replays_count_once_their_group_commits) {
   server::connector& c = c_;
   const std::string id = staged();
+  // A row that breaks a deferred foreign key makes the group's COMMIT itself fail.
+  c.db().exec(
+      "CREATE TABLE parent (id INTEGER PRIMARY KEY);"
+      "CREATE TABLE child (p INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)");
   {
     sqlite::transaction group(c.db());
     ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
     EXPECT_EQ(c.stats().executions, 0);  // not durable yet
-  }                                      // the group's COMMIT failed
+    c.db().exec("INSERT INTO child VALUES (42)");
+    EXPECT_THROW(group.commit(), sqlite::error);
+  }
   EXPECT_EQ(c.stats().executions, 0);
+  EXPECT_EQ(echo_executions(c.db(), id), 0);
   {
     sqlite::transaction group(c.db());
     ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");

@@ -122,7 +122,7 @@ class connection {
   int transaction_depth() const { return depth_; }
   // Runs `fn` once the outermost transaction open now has committed; drops it if that
   // transaction, or the savepoint open now, rolls back. With no transaction open, runs it at
-  // once. `fn` must not throw.
+  // once. `fn` must not throw (std::terminate if it does).
   void after_commit(std::function<void()> fn);
   sqlite3* native() const { return db_; }
   const std::string& path() const { return path_; }

@@ -26,10 +26,10 @@ struct connector_options {
   sqlite::options db{};  // synchronous=FULL unless the user opts out
   timing times{};        // staged TTL, retention, acceptance window
   std::int64_t max_staged_per_principal = 10000;
-  clock_fn clock = system_now_ms;  // called from the storage and the network thread
+  clock_fn clock = system_now_ms;  // must be thread-safe: the storage and network threads call it
   int outbox_max_attempts = 10;    // then the message goes to dead letters
-  // GETs read through a read-only connection of their own (file databases only), so they never
-  // wait for the writes in flight; see connector::read().
+  // GETs read through a read-only connection of their own (WAL file databases only), so they
+  // never wait for the writes in flight; see connector::read().
   bool separate_reads = true;
 };
 
@@ -106,7 +106,7 @@ class connector {
   // one other thread while handle() runs. Never throws for storage trouble (503 problem).
   // Throws std::logic_error for another verb or when !reads_apart().
   interaction_response read(const interaction_request& r);
-  // Whether read() is available (connector_options::separate_reads on a file database).
+  // Whether read() is available (connector_options::separate_reads on a WAL file database).
   bool reads_apart() const;
   // Enforces staged TTL, response retention and tombstone purge once, now.
   sweep_result sweep();
