@@ -104,14 +104,27 @@ namespace {
 constexpr std::string_view facts_columns =
     "owner, state, tombstone_reason, state_since_ms, request_content_type, request_sha256";
 
-void read_facts(const sqlite::statement& q, record_facts& r) {
-  r.owner = q.text(0);
-  r.state = static_cast<id_state>(q.int64(1));
-  if (!q.is_null(2))
-    r.reason = static_cast<tombstone_reason>(q.int64(2));
-  r.state_since_ms = q.int64(3);
-  r.request_content_type = q.text(4);
-  r.request_sha256 = q.text(5);
+// The row of (route, id) that `sql` selects, starting with facts_columns and read further by
+// `more`; nullopt when there is none.
+template <class Record, class More>
+std::optional<Record> lookup(sqlite::connection& db, const std::string& sql, std::string_view route,
+                             std::string_view id, More more) {
+  auto& q = db.prepare(sql);
+  q.bind_all(route, id);
+  std::optional<Record> r;
+  if (q.step()) {
+    r.emplace();
+    r->owner = q.text(0);
+    r->state = static_cast<id_state>(q.int64(1));
+    if (!q.is_null(2))
+      r->reason = static_cast<tombstone_reason>(q.int64(2));
+    r->state_since_ms = q.int64(3);
+    r->request_content_type = q.text(4);
+    r->request_sha256 = q.text(5);
+    more(q, *r);
+  }
+  q.reset();
+  return r;
 }
 
 }  // namespace
@@ -121,37 +134,21 @@ std::optional<interaction_record> sqlite_store::find(std::string_view route, std
       "SELECT " + std::string(facts_columns) +
       ", id_ms, request_body, response_status, response_content_type, response_body"
       " FROM exactly_interactions WHERE route = ? AND id = ?";
-  auto& q = db_.prepare(sql);
-  q.bind_all(route, id);
-  if (!q.step()) {
-    q.reset();
-    return std::nullopt;
-  }
-  interaction_record r;
-  read_facts(q, r);
-  r.id_ms = q.int64(6);
-  r.request_body = q.text(7);
-  if (!q.is_null(8))
-    r.response.status = static_cast<unsigned>(q.int64(8));
-  r.response.content_type = q.text(9);
-  r.response.body = q.text(10);
-  q.reset();
-  return r;
+  return lookup<interaction_record>(db_, sql, route, id,
+                                    [](const sqlite::statement& q, interaction_record& r) {
+                                      r.id_ms = q.int64(6);
+                                      r.request_body = q.text(7);
+                                      if (!q.is_null(8))
+                                        r.response.status = static_cast<unsigned>(q.int64(8));
+                                      r.response.content_type = q.text(9);
+                                      r.response.body = q.text(10);
+                                    });
 }
 
 std::optional<record_facts> sqlite_store::find_facts(std::string_view route, std::string_view id) {
   static const std::string sql = "SELECT " + std::string(facts_columns) +
                                  " FROM exactly_interactions WHERE route = ? AND id = ?";
-  auto& q = db_.prepare(sql);
-  q.bind_all(route, id);
-  if (!q.step()) {
-    q.reset();
-    return std::nullopt;
-  }
-  record_facts r;
-  read_facts(q, r);
-  q.reset();
-  return r;
+  return lookup<record_facts>(db_, sql, route, id, [](const sqlite::statement&, record_facts&) {});
 }
 
 std::int64_t sqlite_store::count_staged(std::string_view owner) {
