@@ -18,10 +18,9 @@
 
 #include <openssl/ssl.h>
 
-#include <condition_variable>
 #include <deque>
+#include <future>
 #include <map>
-#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -122,34 +121,32 @@ class beast_transport final : public http_transport {
   }
 
   std::vector<http_result> send_all(const std::vector<http_call>& calls) override {
-    std::vector<std::pair<parsed_url, std::shared_ptr<request>>> prepared;
-    for (const http_call& c : calls) {  // throws for a bad URL before anything is sent
-      parsed_url u = parse_url(c.url);
-      auto req = make_request(u, c);
-      prepared.emplace_back(std::move(u), std::move(req));
-    }
-    std::vector<http_result> answers(calls.size());
-    std::size_t pending = calls.size();
-    std::exception_ptr failure;
-    std::mutex m;
-    std::condition_variable all_done;
-    for (std::size_t i = 0; i < prepared.size(); ++i) {
-      asio::co_spawn(io_, exchange(std::move(prepared[i].first), std::move(prepared[i].second)),
-                     [&, i](std::exception_ptr e, http_result r) {
-                       std::lock_guard lock(m);
-                       if (e)
-                         failure = e;
-                       else
-                         answers[i] = std::move(r);
-                       if (--pending == 0)
-                         all_done.notify_one();
-                     });
-    }
-    std::unique_lock lock(m);
-    all_done.wait(lock, [&] { return pending == 0; });
-    if (failure)
-      std::rethrow_exception(failure);
+    for (const http_call& c : calls)  // throws for a bad URL before anything is sent
+      parse_url(c.url);
+    std::vector<std::future<http_result>> started;
+    started.reserve(calls.size());
+    for (const http_call& c : calls)
+      started.push_back(start(c));
+    std::vector<http_result> answers;
+    answers.reserve(calls.size());
+    for (auto& f : started)
+      answers.push_back(f.get());
     return answers;
+  }
+
+  std::future<http_result> start(const http_call& call) override {
+    parsed_url u = parse_url(call.url);
+    auto req = make_request(u, call);
+    auto answer = std::make_shared<std::promise<http_result>>();
+    std::future<http_result> f = answer->get_future();
+    asio::co_spawn(io_, exchange(std::move(u), std::move(req)),
+                   [answer](std::exception_ptr e, http_result r) {
+                     if (e)
+                       answer->set_exception(e);
+                     else
+                       answer->set_value(std::move(r));
+                   });
+    return f;
   }
 
  private:

@@ -38,22 +38,6 @@ void handler_context::send(std::string_view to, message m) {
   ep_.queues_.enqueue(to, m, now_ms_);
 }
 
-void handler_context::put_now(const std::string& url, std::string_view content_type,
-                              std::string_view body) {
-  http_result put;
-  for (int attempt = 0;; ++attempt) {
-    put = ep_.opts_.transport->send("PUT", url, content_type, body);
-    const next n = decide(step::put, put.facts());
-    if (n == next::advance)
-      break;
-    if (n == next::fail_handler || attempt == 2) {
-      throw std::runtime_error("invoke_http " + describe_answer("PUT", put));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
-  }
-  crash_point("client.after_put_before_commit");
-}
-
 std::string handler_context::invoke_http(std::string_view url_template, std::string_view body,
                                          std::string_view content_type, message follow_up) {
   if (!ep_.opts_.transport)
@@ -69,10 +53,15 @@ std::string handler_context::invoke_http(std::string_view url_template, std::str
   ep_.attempt_puts_.push_back({id, url});
   ep_.journal_.record(ep_.name_, ep_.attempt_puts_.back(), now_ms_);
 
-  if (ep_.deferring_puts_) {  // sent by process_due with the batch's other PUTs
-    ep_.deferred_puts_.push_back({"PUT", url, std::string(content_type), std::string(body)});
+  http_call put{"PUT", url, std::string(content_type), std::string(body)};
+  if (ep_.puts_in_flight_mode_) {  // its answer is awaited before the batch commits
+    auto answer = ep_.opts_.transport->start(put);
+    ep_.puts_in_flight_.push_back({std::move(put), std::move(answer), ep_.running_handler_});
   } else {
-    put_now(url, content_type, body);
+    const http_result answer = ep_.put(put);
+    if (decide(step::put, answer.facts()) != next::advance)
+      throw std::runtime_error("invoke_http " + describe_answer("PUT", answer));
+    crash_point("client.after_put_before_commit");
   }
 
   if (follow_up.id.empty())
@@ -105,6 +94,18 @@ void endpoint::send(std::string_view to, message m) {
   sqlite::transaction tx(db_);
   queues_.enqueue(to, m, now);
   tx.commit();
+}
+
+http_result endpoint::put(const http_call& call, std::optional<http_result> first) {
+  http_result answer =
+      first ? std::move(*first)
+            : opts_.transport->send(call.method, call.url, call.content_type, call.body);
+  for (int attempt = 0; decide(step::put, answer.facts()) == next::retry && attempt < 2;
+       ++attempt) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
+    answer = opts_.transport->send(call.method, call.url, call.content_type, call.body);
+  }
+  return answer;
 }
 
 std::int64_t endpoint::backoff_until(int attempts, std::int64_t now) {
@@ -144,9 +145,9 @@ std::size_t endpoint::process_due(int limit) {
   }
 
   std::size_t done = 0;
-  const bool defer = opts_.overlap_puts && batch.size() > 1;
-  if (!run_batch(batch, responses, get_decisions, now, defer, done)) {
-    done = 0;  // rolled back: once more, one PUT at a time
+  const bool in_flight = opts_.wait_for_put == put_wait::before_commit && batch.size() > 1;
+  if (!run_batch(batch, responses, get_decisions, now, in_flight, done)) {
+    done = 0;  // rolled back: once more, each handler waiting for its PUTs
     run_batch(batch, responses, get_decisions, now, false, done);
   }
   return done;
@@ -154,19 +155,19 @@ std::size_t endpoint::process_due(int limit) {
 
 bool endpoint::run_batch(const std::vector<queued_message>& batch,
                          const std::vector<std::optional<http_result>>& responses,
-                         const std::vector<next>& get_decisions, std::int64_t now, bool defer,
-                         std::size_t& done) {
+                         const std::vector<next>& get_decisions, std::int64_t now,
+                         bool puts_in_flight, std::size_t& done) {
   // The batch commits together (one fsync); each message in a savepoint of its own, so a
   // failing handler rolls back only itself.
   std::optional<sqlite::transaction> group(std::in_place, db_);
   std::vector<journal_entry> puts;  // ids PUT by this batch's attempts, journaled
-  bool any_committed = false;
-  deferring_puts_ = defer;
-  deferred_puts_.clear();
-  struct stop_deferring {
+  std::vector<bool> committed_handlers(batch.size(), false);
+  puts_in_flight_mode_ = puts_in_flight;
+  puts_in_flight_.clear();
+  struct stop_puts_in_flight {
     bool& flag;
-    ~stop_deferring() { flag = false; }
-  } reset{deferring_puts_};
+    ~stop_puts_in_flight() { flag = false; }
+  } reset{puts_in_flight_mode_};
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const queued_message& q = batch[i];
     const auto rid = q.msg.headers.find(request_id_header);
@@ -185,7 +186,7 @@ bool endpoint::run_batch(const std::vector<queued_message>& batch,
 
     std::string error;
     attempt_puts_.clear();
-    const std::size_t deferred_before = deferred_puts_.size();
+    running_handler_ = i;
     bool committed = false;
     {
       sqlite::transaction tx(db_);
@@ -218,16 +219,12 @@ bool endpoint::run_batch(const std::vector<queued_message>& batch,
     }  // an uncommitted handler's writes are rolled back here
     puts.insert(puts.end(), attempt_puts_.begin(), attempt_puts_.end());
     if (committed) {
-      any_committed = true;
+      committed_handlers[i] = true;
       continue;
     }
-    if (defer) {
-      deferred_puts_.resize(deferred_before);  // never sent: nothing to DELETE
-    } else {
-      // Ids PUT by the failed attempt get a durable DELETE, committed with the failure.
-      for (const journal_entry& e : attempt_puts_)
-        invocations_.add_cleanup(e.request_id, name_, e.url, now);
-    }
+    // Ids PUT by the failed attempt get a durable DELETE, committed with the failure.
+    for (const journal_entry& e : attempt_puts_)
+      invocations_.add_cleanup(e.request_id, name_, e.url, now);
     if (q.attempts + 1 >= opts_.max_attempts) {
       queues_.move_to_errors(q.seq, error, now);
       ++done;
@@ -235,19 +232,19 @@ bool endpoint::run_batch(const std::vector<queued_message>& batch,
       queues_.retry_later(q.seq, backoff_until(q.attempts, now), error);
     }
   }
-  if (!deferred_puts_.empty()) {
-    const std::vector<http_result> answers = opts_.transport->send_all(deferred_puts_);
-    const bool all_staged = std::all_of(answers.begin(), answers.end(), [](const http_result& a) {
-      return decide(step::put, a.facts()) == next::advance;
-    });
+  if (!puts_in_flight_.empty()) {
+    // A failed handler's PUTs already have their DELETE; a committed one's must all be staged.
+    bool all_staged = true;
+    for (put_in_flight& p : puts_in_flight_) {
+      http_result answer = p.answer.get();
+      if (committed_handlers[p.handler])
+        all_staged &= decide(step::put, put(p.call, std::move(answer)).facts()) == next::advance;
+    }
     if (!all_staged) {
       group.reset();  // nothing of the batch commits; every id it PUT gets a durable DELETE
       sqlite::transaction tx(db_);
-      for (const http_call& c : deferred_puts_) {
-        const auto entry = std::find_if(puts.begin(), puts.end(),
-                                        [&](const journal_entry& e) { return e.url == c.url; });
-        invocations_.add_cleanup(entry->request_id, name_, c.url, now);
-      }
+      for (const journal_entry& e : puts)
+        invocations_.add_cleanup(e.request_id, name_, e.url, now);
       tx.commit();
       journal_.forget(puts);
       return false;
@@ -255,6 +252,8 @@ bool endpoint::run_batch(const std::vector<queued_message>& batch,
     crash_point("client.after_put_before_commit");
   }
   group->commit();
+  const bool any_committed = std::find(committed_handlers.begin(), committed_handlers.end(),
+                                       true) != committed_handlers.end();
   if (any_committed)
     crash_point("client.after_commit_before_post_or_delete");
   journal_.forget(puts);  // their invocation or cleanup rows own them now

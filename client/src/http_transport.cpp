@@ -18,4 +18,10 @@ std::vector<http_result> http_transport::send_all(const std::vector<http_call>& 
   return answers;
 }
 
+std::future<http_result> http_transport::start(const http_call& call) {
+  std::promise<http_result> answer;
+  answer.set_value(send(call.method, call.url, call.content_type, call.body));
+  return answer.get_future();
+}
+
 }  // namespace exactly::client

@@ -46,9 +46,9 @@ const std::string body = R"({"customer_id":"c-1","amount_cents":1250})";
 struct settings {
   double seconds = 5, warmup = 1;
   bool relaxed = false, ungrouped = false, reads_together = false;
-  int e2e_workers = 1;        // runtime worker threads carrying the e2e invocations
-  int e2e_batch = 64;         // messages or steps a worker commits together
-  bool overlap_puts = false;  // endpoint_options::overlap_puts for e2e
+  int e2e_workers = 1;          // runtime worker threads carrying the e2e invocations
+  int e2e_batch = 64;           // messages or steps a worker commits together
+  bool put_in_handler = false;  // e2e handlers wait for their PUTs (put_wait::in_handler)
 };
 
 struct figures {
@@ -181,7 +181,8 @@ class e2e_driver {
       : path_((dir / "client.db").string()),
         db_opts_{.sync = s.relaxed ? sqlite::synchronous::normal : sqlite::synchronous::full},
         done_(concurrency),
-        overlap_puts_(s.overlap_puts) {
+        wait_for_put_(s.put_in_handler ? client::put_wait::in_handler
+                                       : client::put_wait::before_commit) {
     {
       sqlite::connection db(path_, db_opts_);
       db.exec("CREATE TABLE IF NOT EXISTS done (slot INTEGER, n INTEGER)");
@@ -196,7 +197,7 @@ class e2e_driver {
       std::vector<std::unique_ptr<client::endpoint>> eps;
       eps.push_back(std::make_unique<client::endpoint>(
           "billing", c,
-          client::endpoint_options{.transport = transport_, .overlap_puts = overlap_puts_}));
+          client::endpoint_options{.transport = transport_, .wait_for_put = wait_for_put_}));
       eps[0]->on("bill", [url](client::handler_context& ctx) {
         ctx.invoke_http(url, body, "application/json",
                         {.type = "done", .body = ctx.incoming().body});
@@ -304,7 +305,7 @@ class e2e_driver {
   std::condition_variable wake_, arrived_;
   std::vector<std::pair<int, std::int64_t>> arrivals_;
   std::vector<std::int64_t> done_;
-  bool overlap_puts_;
+  client::put_wait wait_for_put_;
   std::atomic<bool> stop_{false};
   std::thread poller_, injector_;
 };
@@ -426,8 +427,9 @@ int main(int argc, char** argv) {
   app.add_option("--e2e-workers", s.e2e_workers,
                  "client runtime worker threads for e2e (at most the concurrency)");
   app.add_option("--e2e-batch", s.e2e_batch, "client runtime batch: steps sharing one commit");
-  app.add_flag("--e2e-overlap-puts", s.overlap_puts,
-               "e2e endpoints send a batch's PUTs together (endpoint_options::overlap_puts)");
+  app.add_flag(
+      "--e2e-put-in-handler", s.put_in_handler,
+      "e2e handlers wait for their PUT's answer, one after another (put_wait::in_handler)");
   app.add_option("--rounds", rounds,
                  "run every scenario this many times, interleaved; ratios are the median round's")
       ->check(CLI::PositiveNumber);
@@ -441,7 +443,7 @@ int main(int argc, char** argv) {
               {"separate_reads", !s.reads_together},
               {"e2e_workers", s.e2e_workers},
               {"e2e_batch", s.e2e_batch},
-              {"e2e_overlap_puts", s.overlap_puts}};
+              {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"}};
   if (long_run_cycles > 0) {
     out["long_run"] = long_run(long_run_cycles, concurrency.back(), sample_seconds, s);
     std::ofstream(json_path) << out.dump(2) << '\n';

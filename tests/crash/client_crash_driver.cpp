@@ -1,6 +1,7 @@
 // client-crash-driver: a billing endpoint that sends N orders through invoke_http to the echo
 // server and runs until everything is done. Restartable: it seeds its orders once, then picks up
-// where it was. Usage: client-crash-driver DB PORT N [overlap]. "overlap" turns on overlap_puts.
+// where it was. Usage: client-crash-driver DB PORT N [in-handler]. "in-handler" makes each
+// handler wait for its PUT's answer (put_wait::in_handler).
 // Exit 0 when quiet, 3 on timeout.
 
 #include <exactly/client/endpoint.hpp>
@@ -11,8 +12,8 @@
 #include <thread>
 
 int main(int argc, char** argv) {
-  if (argc != 4 && !(argc == 5 && std::string(argv[4]) == "overlap")) {
-    std::cerr << "usage: client-crash-driver DB PORT N [overlap]\n";
+  if (argc != 4 && !(argc == 5 && std::string(argv[4]) == "in-handler")) {
+    std::cerr << "usage: client-crash-driver DB PORT N [in-handler]\n";
     return 2;
   }
   const std::string port = argv[2];
@@ -23,14 +24,16 @@ int main(int argc, char** argv) {
       "CREATE TABLE IF NOT EXISTS bills (order_id TEXT PRIMARY KEY);"
       "CREATE TABLE IF NOT EXISTS results (order_id TEXT PRIMARY KEY, status INTEGER,"
       " n INTEGER NOT NULL)");
-  exactly::client::endpoint ep("billing", db,
-                               {.max_attempts = 100,
-                                .retry_base = std::chrono::milliseconds(5),
-                                .retry_cap = std::chrono::milliseconds(100),
-                                .transport = exactly::client::make_beast_transport(),
-                                // On restart, the crashed attempt's PUT is cleaned up at once.
-                                .orphan_grace = std::chrono::milliseconds(0),
-                                .overlap_puts = argc == 5});
+  exactly::client::endpoint ep(
+      "billing", db,
+      {.max_attempts = 100,
+       .retry_base = std::chrono::milliseconds(5),
+       .retry_cap = std::chrono::milliseconds(100),
+       .transport = exactly::client::make_beast_transport(),
+       // On restart, the crashed attempt's PUT is cleaned up at once.
+       .orphan_grace = std::chrono::milliseconds(0),
+       .wait_for_put = argc == 5 ? exactly::client::put_wait::in_handler
+                                 : exactly::client::put_wait::before_commit});
   const std::string url = "http://127.0.0.1:" + port + "/vectors/echo/{id}";
   ep.on("bill", [&url](exactly::client::handler_context& ctx) {
     const std::string order = ctx.incoming().body.at("order");

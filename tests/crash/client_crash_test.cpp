@@ -23,8 +23,8 @@ std::int64_t count(const std::string& db, const std::string& sql) {
 
 struct crash_case {
   const char* point;
-  bool in_server;        // the crash point is the server's
-  bool overlap = false;  // the client sends a batch's PUTs together (overlap_puts)
+  bool in_server;           // the crash point is the server's
+  bool in_handler = false;  // each handler waits for its PUT (put_wait::in_handler)
 };
 
 class client_crash_matrix : public ::testing::TestWithParam<crash_case> {};
@@ -38,8 +38,8 @@ TEST_P(client_crash_matrix, finishes_exactly_once_after_a_crash) {
   const std::uint16_t port = server->port();
   std::vector<std::string> driver = {EXACTLY_CLIENT_DRIVER, client_db, std::to_string(port),
                                      std::to_string(orders)};
-  if (c.overlap)
-    driver.push_back("overlap");
+  if (c.in_handler)
+    driver.push_back("in-handler");
   if (c.in_server) {
     child_process client(driver);
     EXPECT_EQ(server->wait_exit(), crash_exit_code);  // died after its first execution commit
@@ -58,9 +58,10 @@ TEST_P(client_crash_matrix, finishes_exactly_once_after_a_crash) {
   EXPECT_EQ(count(server_db, "SELECT count(*) FROM exactly_interactions WHERE state = 2"), 0);
   EXPECT_EQ(count(server_db, "SELECT count(*) FROM exactly_interactions WHERE state = 1"), 0);
   // Every id ever PUT was DELETEd, the crashed attempt's orphan PUTs included (from the journal):
-  // one handler's, or with overlapped PUTs the whole batch's (all the orders).
+  // the whole batch's (all the orders, their PUTs in flight together), or, when each handler
+  // waits for its PUT, the first handler's.
   const bool orphan = std::string(c.point) == "client.after_put_before_commit";
-  const int orphans = orphan ? (c.overlap ? orders : 1) : 0;
+  const int orphans = orphan ? (c.in_handler ? 1 : orders) : 0;
   EXPECT_EQ(count(server_db, "SELECT count(*) FROM exactly_interactions WHERE state > 2"),
             orders + orphans);
   EXPECT_EQ(count(client_db, "SELECT count(*) FROM bills"), orders);
@@ -83,8 +84,8 @@ INSTANTIATE_TEST_SUITE_P(
                       crash_case{"client.after_commit_before_post_or_delete", false, true}),
     [](const auto& info) {
       std::string n = info.param.point;
-      if (info.param.overlap)
-        n += "_overlapped";
+      if (info.param.in_handler)
+        n += "_put_in_handler";
       for (char& ch : n) {
         if (ch == '.')
           ch = '_';

@@ -13,6 +13,12 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <thread>
+
 namespace exactly::test {
 namespace {
 
@@ -25,21 +31,36 @@ class invoke_http : public ::testing::Test {
         "CREATE TABLE results (order_id TEXT PRIMARY KEY, status INTEGER, body TEXT, n INTEGER)");
   }
 
-  client::endpoint make_endpoint(std::uint16_t port, bool overlap_puts = false) {
-    auto transport = client::make_beast_transport(
+  std::shared_ptr<client::http_transport> transport_to(std::uint16_t port) {
+    return client::make_beast_transport(
         {.keys = {{"127.0.0.1:" + std::to_string(port), "alice-key"}}});
+  }
+
+  client::endpoint make_endpoint(std::uint16_t port,
+                                 client::put_wait wait = client::put_wait::before_commit,
+                                 std::shared_ptr<client::http_transport> transport = nullptr) {
     client::endpoint ep("billing", db_,
                         {.max_attempts = 3,
                          .retry_base = std::chrono::milliseconds(5),
                          .retry_cap = std::chrono::milliseconds(50),
-                         .transport = std::move(transport),
-                         .overlap_puts = overlap_puts});
+                         .transport = transport ? std::move(transport) : transport_to(port),
+                         .wait_for_put = wait});
     url_ = "http://127.0.0.1:" + std::to_string(port) + "/vectors/echo/{id}";
     ep.on("bill", [this](client::handler_context& ctx) {
       const std::string order = ctx.incoming().body.at("order");
       ctx.db().prepare("INSERT INTO bills VALUES (?)").bind(1, order).run();
-      ctx.invoke_http(url_, ctx.incoming().body.at("payload").dump(), "application/json",
-                      {.type = "bill_result", .body = {{"order", order}}});
+      try {
+        ctx.invoke_http(url_, ctx.incoming().body.at("payload").dump(), "application/json",
+                        {.type = "bill_result", .body = {{"order", order}}});
+      } catch (const std::runtime_error& refused) {
+        if (!ctx.incoming().body.value("catch_refusal", false))
+          throw;
+        // The handler's own answer to a refused PUT commits instead of the invocation.
+        ctx.db()
+            .prepare("INSERT INTO results VALUES (?, 0, ?, 1)")
+            .bind_all(order, std::string(refused.what()))
+            .run();
+      }
       if (ctx.incoming().body.value("fail_after_put", false))
         throw std::runtime_error("boom");
     });
@@ -110,7 +131,7 @@ class invoke_http : public ::testing::Test {
     };
   }
 
-  void through_faults(bool overlap_puts, std::uint64_t seed);
+  void through_faults(client::put_wait wait, std::uint64_t seed);
 
   // Runs `workers` runtime workers until `n` follow-ups committed and nothing is pending.
   void run_until_done(client::runtime::setup_fn setup, int workers, int n) {
@@ -205,16 +226,65 @@ TEST_F(invoke_http, a_failing_handler_in_a_batch_rolls_back_only_itself) {
   EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 1);
 }
 
-TEST_F(invoke_http, overlapped_puts_execute_each_invocation_once) {
+// Holds the PUTs it is given until `gate` of them are in flight together (or 5 s passed), then
+// sends them all; everything else goes straight through.
+class gated_transport : public client::http_transport {
+ public:
+  gated_transport(std::shared_ptr<client::http_transport> inner, std::size_t gate)
+      : inner_(std::move(inner)), gate_(gate), releaser_([this] { release_when_full(); }) {}
+  ~gated_transport() override { releaser_.join(); }
+
+  client::http_result send(std::string_view method, std::string_view url,
+                           std::string_view content_type, std::string_view body) override {
+    return inner_->send(method, url, content_type, body);
+  }
+  std::future<client::http_result> start(const client::http_call& call) override {
+    std::lock_guard lock(m_);
+    if (call.method != "PUT" || open_)
+      return inner_->start(call);
+    held_.emplace_back(call, std::promise<client::http_result>());
+    full_.notify_one();
+    return held_.back().second.get_future();
+  }
+  bool timed_out() const { return timed_out_; }
+  std::size_t most_held() const { return most_held_; }
+
+ private:
+  void release_when_full() {
+    std::unique_lock lock(m_);
+    timed_out_ =
+        !full_.wait_for(lock, std::chrono::seconds(5), [&] { return held_.size() >= gate_; });
+    most_held_ = held_.size();
+    open_ = true;
+    for (auto& [call, answer] : held_)
+      answer.set_value(inner_->send(call.method, call.url, call.content_type, call.body));
+  }
+
+  std::shared_ptr<client::http_transport> inner_;
+  std::size_t gate_;
+  std::mutex m_;
+  std::condition_variable full_;
+  std::deque<std::pair<client::http_call, std::promise<client::http_result>>> held_;
+  bool open_ = false;
+  bool timed_out_ = false;
+  std::size_t most_held_ = 0;
+  std::thread releaser_;
+};
+
+TEST_F(invoke_http, a_batch_has_all_its_puts_in_flight_before_it_waits_for_one) {
   echo_server server(cfg_);
-  auto ep = make_endpoint(server.port(), true);
   constexpr int n = 8;
+  auto gated = std::make_shared<gated_transport>(transport_to(server.port()), n);
+  auto ep = make_endpoint(server.port(), client::put_wait::before_commit, gated);
   for (int i = 0; i < n; ++i) {
     ep.send("billing", {.type = "bill",
                         .body = {{"order", "o-" + std::to_string(i)},
                                  {"payload", {{"status", 200}, {"reply", i}}}}});
   }
   EXPECT_EQ(ep.process_due(), static_cast<std::size_t>(n));
+  // Had a handler waited for its PUT's answer, the gate would have held it until the timeout.
+  EXPECT_FALSE(gated->timed_out());
+  EXPECT_EQ(gated->most_held(), static_cast<std::size_t>(n));
   EXPECT_EQ(server.rows().staged, n);  // all PUT before the batch committed
   quiesce(ep);
   EXPECT_EQ(server.executions_total(), n);
@@ -224,9 +294,9 @@ TEST_F(invoke_http, overlapped_puts_execute_each_invocation_once) {
   EXPECT_EQ(server.rows().tombstone, n);
 }
 
-TEST_F(invoke_http, a_refused_overlapped_put_reruns_the_batch_one_by_one) {
+TEST_F(invoke_http, a_refused_put_in_flight_reruns_the_batch_one_by_one) {
   echo_server server(cfg_);
-  auto ep = make_endpoint(server.port(), true);
+  auto ep = make_endpoint(server.port());
   for (int i = 0; i < 3; ++i) {
     // o-1's payload has no status: the route's parse step refuses it with 422 at PUT.
     const nlohmann::json payload =
@@ -246,8 +316,38 @@ TEST_F(invoke_http, a_refused_overlapped_put_reruns_the_batch_one_by_one) {
   EXPECT_NE(errors[0].error.find("422"), std::string::npos) << errors[0].error;
 }
 
+// A handler that catches a refused PUT and commits its own answer instead: with the PUTs in
+// flight its first run cannot see the refusal, so the batch runs again and it does.
+TEST_F(invoke_http, a_caught_put_refusal_commits_the_same_whenever_the_put_is_awaited) {
+  for (const auto wait : {client::put_wait::before_commit, client::put_wait::in_handler}) {
+    SCOPED_TRACE(wait == client::put_wait::in_handler ? "in_handler" : "before_commit");
+    db_.exec("DELETE FROM bills; DELETE FROM results");
+    echo_server server(cfg_);
+    auto ep = make_endpoint(server.port(), wait);
+    for (int i = 0; i < 3; ++i) {
+      const nlohmann::json payload =  // o-1 is refused with 422 at PUT
+          i == 1 ? nlohmann::json{{"reply", i}} : nlohmann::json{{"status", 200}, {"reply", i}};
+      ep.send("billing", {.type = "bill",
+                          .body = {{"order", "o-" + std::to_string(i)},
+                                   {"payload", payload},
+                                   {"catch_refusal", true}}});
+    }
+    EXPECT_EQ(ep.process_due(), 3u);
+    quiesce(ep);
+    EXPECT_EQ(server.executions_total(), 2);
+    EXPECT_EQ(q("SELECT count(*) FROM bills"), 3);
+    EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), 2);
+    EXPECT_EQ(q("SELECT count(*) FROM results WHERE order_id = 'o-1' AND status = 0"
+                " AND body LIKE '%422%'"),
+              1);
+    EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+    EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+    EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
+  }
+}
+
 // 40 invocations through a proxy that drops, resets and duplicates: each executes once.
-void invoke_http::through_faults(bool overlap_puts, std::uint64_t seed) {
+void invoke_http::through_faults(client::put_wait wait, std::uint64_t seed) {
   echo_server server(cfg_);
   tools::fault_proxy proxy({.upstream_port = server.port(),
                             .drop_request = 0.1,
@@ -255,7 +355,7 @@ void invoke_http::through_faults(bool overlap_puts, std::uint64_t seed) {
                             .reset = 0.05,
                             .duplicate = 0.15,
                             .seed = seed});
-  auto ep = make_endpoint(proxy.start(), overlap_puts);
+  auto ep = make_endpoint(proxy.start(), wait);
   constexpr int n = 40;
   for (int i = 0; i < n; ++i) {
     ep.send("billing", {.type = "bill",
@@ -275,11 +375,11 @@ void invoke_http::through_faults(bool overlap_puts, std::uint64_t seed) {
 }
 
 TEST_F(invoke_http, lost_and_duplicated_traffic_still_executes_once) {
-  through_faults(false, 7);
+  through_faults(client::put_wait::before_commit, 7);
 }
 
-TEST_F(invoke_http, overlapped_puts_under_lost_and_duplicated_traffic_still_execute_once) {
-  through_faults(true, 9);
+TEST_F(invoke_http, puts_awaited_in_handlers_under_lost_and_duplicated_traffic_execute_once) {
+  through_faults(client::put_wait::in_handler, 9);
 }
 
 TEST_F(invoke_http, failed_attempts_are_deleted_even_when_deletes_are_lost) {

@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,6 +26,18 @@
 #include <vector>
 
 namespace exactly::client {
+
+// When a handler learns whether its PUT was staged.
+enum class put_wait {
+  // invoke_http sends its PUT at once and returns; the batch waits for its PUTs' answers before
+  // its commit. If one is not accepted, the batch is rolled back, its ids are DELETEd, and it
+  // runs again one handler at a time with put_wait::in_handler. The handlers of such a batch run
+  // twice; the outcomes committed are the same. A batch of one message waits in the handler.
+  before_commit,
+  // invoke_http returns once its PUT is staged and throws into the handler when it is refused:
+  // one PUT round trip after another within a batch.
+  in_handler,
+};
 
 struct endpoint_options {
   int max_attempts = 5;  // handler attempts before the error queue
@@ -36,12 +49,7 @@ struct endpoint_options {
   std::string attempt_journal{};
   // A journaled id this old whose handler never committed is DELETEd by publish_due().
   std::chrono::milliseconds orphan_grace{5000};
-  // Opt-in: within a batch, invoke_http records its PUT and process_due sends the PUTs of all
-  // the batch's handlers at once, after they ran and before their commit. If any PUT is not
-  // accepted, the batch is rolled back, its ids are DELETEd, and it runs again one handler at a
-  // time with PUTs sent at once (and their refusals thrown into the handler). Commits the same
-  // outcomes; the handlers of such a batch run twice.
-  bool overlap_puts = false;
+  put_wait wait_for_put = put_wait::before_commit;
 };
 
 // Headers a follow-up message carries to name its interaction.
@@ -66,17 +74,14 @@ class handler_context {
   void send(std::string_view to, message m);
   // Mints a request id, PUTs `body` at once to `url_template` with {id} replaced, and records the
   // POST and `follow_up` (delivered to this endpoint once the POST has an outcome) in this
-  // handler's transaction. Throws (failing this attempt) if the PUT is refused or unreachable.
-  // Returns the request id.
+  // handler's transaction. A refused or unreachable PUT fails this attempt: thrown here, or with
+  // put_wait::before_commit found before the batch commits (see put_wait). Returns the request id.
   std::string invoke_http(std::string_view url_template, std::string_view body,
                           std::string_view content_type, message follow_up);
   // In a follow-up handler: the stored response of its interaction; nullptr elsewhere.
   const http_result* response() const { return response_; }
 
  private:
-  // PUTs now, retrying briefly; throws when the PUT is refused or the server stays unreachable.
-  void put_now(const std::string& url, std::string_view content_type, std::string_view body);
-
   endpoint& ep_;
   std::int64_t now_ms_;
   const message& incoming_;
@@ -126,14 +131,25 @@ class endpoint {
   std::mt19937_64 rng_{std::random_device{}()};
   attempt_journal journal_;
   std::vector<journal_entry> attempt_puts_;  // ids PUT by the attempt in progress
-  bool deferring_puts_ = false;              // invoke_http records PUTs instead of sending
-  std::vector<http_call> deferred_puts_;     // PUTs of this batch's committed handlers
+  // A PUT sent by invoke_http whose answer the batch awaits before its commit.
+  struct put_in_flight {
+    http_call call;
+    std::future<http_result> answer;
+    std::size_t handler;  // index in the batch
+  };
+  bool puts_in_flight_mode_ = false;  // invoke_http does not wait for its PUT's answer
+  std::size_t running_handler_ = 0;   // index in the batch of the handler being run
+  std::vector<put_in_flight> puts_in_flight_;
 
-  // Runs `batch` in one transaction; false when deferred PUTs were not all accepted (then
-  // nothing of it committed and its ids are queued for DELETE).
+  // PUTs `call` until it is staged, refused, or three tries found the server unavailable;
+  // `first` is the answer of a try already made. Returns the last answer.
+  http_result put(const http_call& call, std::optional<http_result> first = std::nullopt);
+
+  // Runs `batch` in one transaction; false when, with PUTs in flight, a committed handler's PUT
+  // was not accepted (then nothing of it committed and every id it PUT is queued for DELETE).
   bool run_batch(const std::vector<queued_message>& batch,
                  const std::vector<std::optional<http_result>>& responses,
-                 const std::vector<next>& get_decisions, std::int64_t now, bool defer,
+                 const std::vector<next>& get_decisions, std::int64_t now, bool puts_in_flight,
                  std::size_t& done);
 
   friend class handler_context;

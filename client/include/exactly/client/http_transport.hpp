@@ -4,6 +4,7 @@
 #include <exactly/client/invocation.hpp>
 
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -39,6 +40,9 @@ class http_transport {
   // Sends every call and returns their answers in the same order. The default sends them one
   // after another; a transport that can sends them concurrently.
   virtual std::vector<http_result> send_all(const std::vector<http_call>& calls);
+  // Sends `call` now and returns at once; the future holds its answer. The default sends it
+  // before returning; a transport that can sends it in the background.
+  virtual std::future<http_result> start(const http_call& call);
 };
 
 struct destination_key {
