@@ -3,6 +3,7 @@
 // once it accepts connections; serves until SIGINT/SIGTERM.
 
 #include "bench_routes.hpp"
+#include "slow_sync_vfs.hpp"
 
 #include <exactly/common/host_port.hpp>
 
@@ -32,7 +33,13 @@ int main(int argc, char** argv) {
   exactly::bench::write_options writes;
   app.add_flag("--bounded-writes", writes.bounded,
                "overwrite one of 1024 business rows instead of adding one (long runs)");
+  long fsync_delay_us = 0;
+  app.add_option("--fsync-delay-us", fsync_delay_us,
+                 "a slow disk: every SQLite fsync takes this much longer")
+      ->check(CLI::NonNegativeNumber);
   CLI11_PARSE(app, argc, argv);
+  if (fsync_delay_us > 0)
+    exactly::bench::install_slow_sync_vfs(std::chrono::microseconds(fsync_delay_us));
   spdlog::set_default_logger(spdlog::stderr_color_mt("bench-server"));
   spdlog::set_level(spdlog::level::warn);  // the benchmark prints the figures
   const auto address = exactly::parse_host_port(listen);

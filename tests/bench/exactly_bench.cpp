@@ -10,6 +10,7 @@
 // runs N wire cycles and samples RSS and database sizes. Figures only; no assertions.
 
 #include "process_stats.hpp"
+#include "slow_sync_vfs.hpp"
 
 #include <child_process.hpp>
 #include <echo_server.hpp>
@@ -49,6 +50,7 @@ struct settings {
   int e2e_workers = 1;          // runtime worker threads carrying the e2e invocations
   int e2e_batch = 64;           // messages or steps a worker commits together
   bool put_in_handler = false;  // e2e handlers wait for their PUTs (put_wait::in_handler)
+  long fsync_delay_us = 0;      // a slow disk on both sides (slow_sync_vfs.hpp)
 };
 
 struct figures {
@@ -82,6 +84,8 @@ class server_process {
       a.push_back("--no-group-commit");
     if (s.reads_together)
       a.push_back("--no-separate-reads");
+    if (s.fsync_delay_us > 0)
+      a.insert(a.end(), {"--fsync-delay-us", std::to_string(s.fsync_delay_us)});
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
@@ -430,12 +434,18 @@ int main(int argc, char** argv) {
   app.add_flag(
       "--e2e-put-in-handler", s.put_in_handler,
       "e2e handlers wait for their PUT's answer, one after another (put_wait::in_handler)");
+  app.add_option("--fsync-delay-us", s.fsync_delay_us,
+                 "a slow disk: every SQLite fsync of the server and the client takes this much "
+                 "longer")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--rounds", rounds,
                  "run every scenario this many times, interleaved; ratios are the median round's")
       ->check(CLI::PositiveNumber);
   app.add_option("--long-run", long_run_cycles, "instead: N wire cycles, sampling memory/disk");
   app.add_option("--sample-seconds", sample_seconds, "long run: sampling period");
   CLI11_PARSE(app, argc, argv);
+  if (s.fsync_delay_us > 0)
+    bench::install_slow_sync_vfs(std::chrono::microseconds(s.fsync_delay_us));
 
   json out = {{"machine", {{"cores", std::thread::hardware_concurrency()}}},
               {"synchronous", s.relaxed ? "NORMAL" : "FULL"},
@@ -443,7 +453,8 @@ int main(int argc, char** argv) {
               {"separate_reads", !s.reads_together},
               {"e2e_workers", s.e2e_workers},
               {"e2e_batch", s.e2e_batch},
-              {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"}};
+              {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"},
+              {"fsync_delay_us", s.fsync_delay_us}};
   if (long_run_cycles > 0) {
     out["long_run"] = long_run(long_run_cycles, concurrency.back(), sample_seconds, s);
     std::ofstream(json_path) << out.dump(2) << '\n';
@@ -455,6 +466,9 @@ int main(int argc, char** argv) {
       " measured per scenario\n",
       s.relaxed ? "NORMAL" : "FULL", s.ungrouped ? "off" : "on",
       std::thread::hardware_concurrency(), s.warmup, s.seconds);
+  if (s.fsync_delay_us > 0)
+    std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us)\n",
+                s.fsync_delay_us);
   std::printf("%-16s %5s %9s %8s %8s %8s %6s %10s %10s %10s %10s\n", "scenario", "conc", "ops/s",
               "p50 ms", "p99 ms", "p99.9 ms", "errors", "srv cpu/op", "cli cpu/op", "srv peak",
               "cli peak");

@@ -1,0 +1,16 @@
+#pragma once
+// A disk whose flush is slow, for benchmarks: a SQLite VFS that wraps the default one, sleeps
+// `delay` after every real xSync, and becomes this process's default VFS. Cloud block storage
+// often takes 1 to 10 ms per flush, where this VM's disk takes a fraction of one.
+
+#include <chrono>
+#include <cstdint>
+
+namespace exactly::bench {
+
+// Registers the VFS as the default; call before opening any database. Installing twice throws.
+void install_slow_sync_vfs(std::chrono::microseconds delay);
+// How many xSync calls went through the VFS since it was installed.
+std::uint64_t slow_syncs();
+
+}  // namespace exactly::bench
