@@ -346,7 +346,9 @@ std::int64_t file_bytes(const fs::path& p) {
 // mean is within 10 % of the first tenth's. Tombstones are kept for an acceptance window of 2 s
 // (swept every second) and the business write overwrites a bounded set of rows, so steady state
 // comes within seconds.
-json long_run(long n, int concurrency, double every, const settings& s) {
+// `rate` cycles per second at most (0: as fast as the clients go); a fixed rate keeps the window
+// of tombstones the same size all along, so the files can only grow by what is left behind.
+json long_run(long n, int concurrency, double every, double rate, const settings& s) {
   test::temp_dir dir;
   server_process server(
       dir.path(), s,
@@ -354,10 +356,16 @@ json long_run(long n, int concurrency, double every, const settings& s) {
   const http_op op{server.port(), 2};
   std::atomic<long> started{0}, finished{0}, errors{0};
   std::vector<std::thread> threads;
+  const auto t0 = clock_type::now();
   for (int i = 0; i < concurrency; ++i) {
     threads.emplace_back([&] {
       auto c = op.make_slot(0);
-      while (started.fetch_add(1) < n) {
+      for (long k; (k = started.fetch_add(1)) < n;) {
+        if (rate > 0) {
+          std::this_thread::sleep_until(
+              t0 + std::chrono::duration_cast<clock_type::duration>(
+                       std::chrono::duration<double>(static_cast<double>(k) / rate)));
+        }
         if (!op(c))
           ++errors;
         ++finished;
@@ -365,10 +373,11 @@ json long_run(long n, int concurrency, double every, const settings& s) {
     });
   }
   json samples = json::array();
-  const auto t0 = clock_type::now();
   const fs::path db = dir.path() / "server.db";
-  std::printf("%8s %10s %12s %12s %14s %14s\n", "seconds", "cycles", "server KiB", "client KiB",
-              "server db B", "server WAL B");
+  // The server's rows, counted through a reader of the same file (WAL: it never blocks a write).
+  sqlite::connection rows(db.string(), {.busy_timeout = std::chrono::milliseconds(1000)});
+  std::printf("%8s %10s %12s %12s %14s %14s %12s\n", "seconds", "cycles", "server KiB",
+              "client KiB", "server db B", "server WAL B", "server rows");
   for (bool last = false; !last;) {
     std::this_thread::sleep_for(std::chrono::duration<double>(every));
     last = finished.load() >= n;
@@ -377,23 +386,26 @@ json long_run(long n, int concurrency, double every, const settings& s) {
                    {"server_rss_kib", bench::rss_kib(server.pid())},
                    {"client_rss_kib", bench::rss_kib(getpid())},
                    {"server_db_file_bytes", file_bytes(db)},
-                   {"server_wal_bytes", file_bytes(db.string() + "-wal")}};
+                   {"server_wal_bytes", file_bytes(db.string() + "-wal")},
+                   {"server_rows",
+                    rows.query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1)}};
     sample["server_db_bytes"] = sample["server_db_file_bytes"].get<std::int64_t>() +
                                 sample["server_wal_bytes"].get<std::int64_t>();
-    std::printf("%8.0f %10ld %12lld %12lld %14lld %14lld\n", sample["seconds"].get<double>(),
+    std::printf("%8.0f %10ld %12lld %12lld %14lld %14lld %12lld\n", sample["seconds"].get<double>(),
                 sample["cycles"].get<long>(),
                 static_cast<long long>(sample["server_rss_kib"].get<std::int64_t>()),
                 static_cast<long long>(sample["client_rss_kib"].get<std::int64_t>()),
                 static_cast<long long>(sample["server_db_file_bytes"].get<std::int64_t>()),
-                static_cast<long long>(sample["server_wal_bytes"].get<std::int64_t>()));
+                static_cast<long long>(sample["server_wal_bytes"].get<std::int64_t>()),
+                static_cast<long long>(sample["server_rows"].get<std::int64_t>()));
     std::fflush(stdout);
     samples.push_back(sample);
   }
   for (auto& t : threads)
     t.join();
-  json out = {{"cycles", n}, {"errors", errors.load()}, {"samples", samples}};
+  json out = {{"cycles", n}, {"rate", rate}, {"errors", errors.load()}, {"samples", samples}};
   const std::size_t tenth = std::max<std::size_t>(1, samples.size() / 10);
-  for (const char* key : {"server_rss_kib", "client_rss_kib", "server_db_bytes"}) {
+  for (const char* key : {"server_rss_kib", "client_rss_kib", "server_db_bytes", "server_rows"}) {
     double first = 0, last = 0;
     for (std::size_t i = 0; i < tenth; ++i) {
       first += samples[i][key].get<double>();
@@ -442,6 +454,10 @@ int main(int argc, char** argv) {
                  "run every scenario this many times, interleaved; ratios are the median round's")
       ->check(CLI::PositiveNumber);
   app.add_option("--long-run", long_run_cycles, "instead: N wire cycles, sampling memory/disk");
+  double long_run_rate = 0;
+  app.add_option("--long-run-rate", long_run_rate,
+                 "long run: start at most this many cycles per second (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--sample-seconds", sample_seconds, "long run: sampling period");
   CLI11_PARSE(app, argc, argv);
   if (s.fsync_delay_us > 0)
@@ -456,7 +472,8 @@ int main(int argc, char** argv) {
               {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"},
               {"fsync_delay_us", s.fsync_delay_us}};
   if (long_run_cycles > 0) {
-    out["long_run"] = long_run(long_run_cycles, concurrency.back(), sample_seconds, s);
+    out["long_run"] =
+        long_run(long_run_cycles, concurrency.back(), sample_seconds, long_run_rate, s);
     std::ofstream(json_path) << out.dump(2) << '\n';
     std::printf("figures written to %s\n", json_path.c_str());
     return 0;
