@@ -100,10 +100,20 @@ class beast_transport final : public http_transport {
     if (opts_.max_per_destination == 0)
       throw std::invalid_argument("max_per_destination must be at least 1");
     tls_.set_verify_mode(opts_.verify_peer ? ssl::verify_peer : ssl::verify_none);
-    if (!opts_.ca_file.empty())
-      tls_.load_verify_file(opts_.ca_file);
-    else
-      tls_.set_default_verify_paths();
+    if (opts_.client_certificate_file.empty() != opts_.client_private_key_file.empty())
+      throw std::invalid_argument("a client certificate needs both its file and its key file");
+    try {
+      if (!opts_.ca_file.empty())
+        tls_.load_verify_file(opts_.ca_file);
+      else
+        tls_.set_default_verify_paths();
+      if (!opts_.client_certificate_file.empty()) {
+        tls_.use_certificate_chain_file(opts_.client_certificate_file);
+        tls_.use_private_key_file(opts_.client_private_key_file, ssl::context::pem);
+      }
+    } catch (const boost::system::system_error& e) {
+      throw std::invalid_argument(std::string("TLS files: ") + e.what());
+    }
     thread_ = std::thread([this] { io_.run(); });
   }
 

@@ -15,13 +15,20 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include <cctype>
 #include <future>
 #include <map>
 #include <mutex>
@@ -35,6 +42,7 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 using beast_request = http::request<http::string_body>;
 using beast_response = http::response<http::string_body>;
@@ -67,6 +75,62 @@ verb to_verb(http::verb v) {
   }
 }
 
+// "AB:cd:..." or "abcd..." as 64 lowercase hex digits; throws for anything else.
+std::string normalized_sha256(std::string_view text) {
+  std::string hex;
+  for (const char c : text) {
+    if (c == ':')
+      continue;
+    if (!std::isxdigit(static_cast<unsigned char>(c)))
+      throw std::invalid_argument("client certificate fingerprint: not hex: " + std::string(text));
+    hex += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (hex.size() != 64)
+    throw std::invalid_argument("client certificate fingerprint: not 32 bytes: " +
+                                std::string(text));
+  return hex;
+}
+
+// The SHA-256 of the peer's certificate, as 64 lowercase hex digits; "" when it sent none.
+std::string peer_certificate_sha256(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (!cert)
+    return {};
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  const bool ok = X509_digest(cert, EVP_sha256(), md, &len) == 1;
+  X509_free(cert);
+  if (!ok)
+    return {};
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < len; ++i) {
+    hex += digits[md[i] >> 4];
+    hex += digits[md[i] & 0xf];
+  }
+  return hex;
+}
+
+// The server's TLS context from `o`; throws std::invalid_argument when a file does not load.
+std::unique_ptr<ssl::context> make_tls_context(const tls_options& o) {
+  if (o.private_key_file.empty())
+    throw std::invalid_argument("http_server: tls.private_key_file is required with a certificate");
+  auto ctx = std::make_unique<ssl::context>(ssl::context::tls_server);
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                   ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+  try {
+    ctx->use_certificate_chain_file(o.certificate_chain_file);
+    ctx->use_private_key_file(o.private_key_file, ssl::context::pem);
+    if (!o.client_ca_file.empty()) {
+      ctx->load_verify_file(o.client_ca_file);
+      ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+    }
+  } catch (const boost::system::system_error& e) {
+    throw std::invalid_argument(std::string("http_server: TLS files: ") + e.what());
+  }
+  return ctx;
+}
+
 }  // namespace
 
 std::string_view http_request::header(std::string_view name) const {
@@ -79,13 +143,24 @@ std::string_view http_request::header(std::string_view name) const {
 
 struct http_server::impl {
   impl(server_options o, connector& c) : opts(std::move(o)), conn(c) {
-    if (!opts.open_mode && opts.api_keys.empty()) {
+    if (!opts.open_mode && opts.api_keys.empty() && opts.tls.client_certificates.empty()) {
       throw std::invalid_argument(
-          "http_server: configure api_keys, or set open_mode explicitly for an unauthenticated "
-          "server");
+          "http_server: configure api_keys or tls.client_certificates, or set open_mode "
+          "explicitly for an unauthenticated server");
     }
     for (const api_key& k : opts.api_keys)
       principals[k.key] = k.principal;
+    const tls_options& t = opts.tls;
+    if (t.certificate_chain_file.empty() &&
+        (!t.private_key_file.empty() || !t.client_ca_file.empty())) {
+      throw std::invalid_argument("http_server: TLS settings need tls.certificate_chain_file");
+    }
+    if (!t.client_certificates.empty() && t.client_ca_file.empty())
+      throw std::invalid_argument("http_server: tls.client_certificates need tls.client_ca_file");
+    for (const client_certificate& cc : t.client_certificates)
+      certificate_principals[normalized_sha256(cc.sha256_hex)] = cc.principal;
+    if (!t.certificate_chain_file.empty())
+      tls = make_tls_context(t);
   }
 
   struct connection_state {
@@ -98,6 +173,8 @@ struct http_server::impl {
   router routes;
   metrics counters;
   std::map<std::string, std::string, std::less<>> principals;  // key -> principal
+  std::map<std::string, std::string> certificate_principals;   // sha256 hex -> principal
+  std::unique_ptr<ssl::context> tls;                           // null: plain http
 
   asio::io_context net{1};
   asio::io_context storage{1};
@@ -191,8 +268,16 @@ struct http_server::impl {
     return make_response(p.status, protocol::problem_content_type, to_body(p), version);
   }
 
-  // Authenticates; nullopt means 401.
-  std::optional<std::string> principal_of(const beast_request& req) const {
+  // Authenticates: the connection's client certificate when it names a principal, else the API
+  // key; nullopt means 401.
+  std::optional<std::string> principal_of(const beast_request& req,
+                                          const std::string& certificate_sha256) const {
+    if (!certificate_sha256.empty()) {
+      if (const auto it = certificate_principals.find(certificate_sha256);
+          it != certificate_principals.end()) {
+        return it->second;
+      }
+    }
     if (opts.open_mode)
       return std::string();
     const std::string_view auth = to_view(req[http::field::authorization]);
@@ -206,7 +291,8 @@ struct http_server::impl {
     return it->second;
   }
 
-  asio::awaitable<beast_response> respond(beast_request& req) {
+  asio::awaitable<beast_response> respond(beast_request& req,
+                                          const std::string& certificate_sha256) {
     const unsigned version = req.version();
     const std::string_view target = to_view(req.target());
     const auto qpos = target.find('?');
@@ -224,7 +310,7 @@ struct http_server::impl {
     const bool needs_auth = !(m.k == route_match::kind::user && !m.user->authenticated);
     std::optional<std::string> principal = std::string();
     if (needs_auth)
-      principal = principal_of(req);
+      principal = principal_of(req, certificate_sha256);
     if (!principal) {
       auto res = problem_reply(errc::unauthorized, "a valid API key is required", version);
       res.set(http::field::www_authenticate, "Bearer");
@@ -317,14 +403,15 @@ struct http_server::impl {
 
   // Sends `res` and closes: half-close, then drain what the peer still sends (briefly), so the
   // peer reads the answer instead of a reset.
-  asio::awaitable<void> reply_and_close(beast::tcp_stream& stream, beast_response res) {
+  template <class Stream>
+  asio::awaitable<void> reply_and_close(Stream& stream, beast_response res) {
     res.keep_alive(false);
     res.prepare_payload();
-    stream.expires_after(opts.write_timeout);
+    beast::get_lowest_layer(stream).expires_after(opts.write_timeout);
     co_await http::async_write(stream, res, use_tuple);
     beast::error_code ec;
-    stream.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream.expires_after(std::chrono::seconds(1));
+    beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_send, ec);
+    beast::get_lowest_layer(stream).expires_after(std::chrono::seconds(1));
     char sink[4096];
     for (int i = 0; i < 1024; ++i) {
       auto [e, n] = co_await stream.async_read_some(asio::buffer(sink), use_tuple);
@@ -334,8 +421,35 @@ struct http_server::impl {
   }
 
   asio::awaitable<void> run_session(tcp::socket socket) {
-    beast::tcp_stream stream(std::move(socket));
-    connection_state state{&stream};
+    if (!tls) {
+      beast::tcp_stream stream(std::move(socket));
+      connection_state state{&stream};
+      co_await serve(stream, state, std::string());
+      co_return;
+    }
+    beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *tls);
+    connection_state state{&beast::get_lowest_layer(stream)};
+    connections.insert(&state);  // a shutdown cancels a handshake like an idle connection
+    beast::get_lowest_layer(stream).expires_after(opts.tls.handshake_timeout);
+    auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, use_tuple);
+    connections.erase(&state);
+    if (ec) {
+      counters.count_tls_handshake_failure();
+      beast::error_code ignored;
+      beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
+      if (stopping && connections.empty())
+        grace_timer.cancel();
+      co_return;
+    }
+    co_await serve(stream, state, peer_certificate_sha256(stream.native_handle()));
+  }
+
+  // Serves requests on `stream` until the peer leaves, a limit is hit or the server stops.
+  // `certificate_sha256`: the client certificate of a TLS connection, "" when none.
+  template <class Stream>
+  asio::awaitable<void> serve(Stream& stream, connection_state& state,
+                              std::string certificate_sha256) {
+    beast::tcp_stream& lowest = beast::get_lowest_layer(stream);
     connections.insert(&state);
     beast::flat_buffer buffer;
     bool first = true;
@@ -343,17 +457,17 @@ struct http_server::impl {
       http::request_parser<http::string_body> parser;
       parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
       parser.body_limit(opts.max_body_bytes);
-      stream.expires_after(first || buffer.size() > 0 ? opts.read_timeout : opts.idle_timeout);
+      lowest.expires_after(first || buffer.size() > 0 ? opts.read_timeout : opts.idle_timeout);
       first = false;
       auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
       state.busy = true;
       if (!ec && beast::iequals(to_view(parser.get()[http::field::expect]), "100-continue")) {
         http::response<http::empty_body> cont{http::status::continue_, parser.get().version()};
-        stream.expires_after(opts.write_timeout);
+        lowest.expires_after(opts.write_timeout);
         std::tie(ec, n) = co_await http::async_write(stream, cont, use_tuple);
       }
       if (!ec && !parser.is_done()) {
-        stream.expires_after(opts.read_timeout);
+        lowest.expires_after(opts.read_timeout);
         std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, use_tuple);
       }
       const auto started = std::chrono::steady_clock::now();
@@ -383,13 +497,13 @@ struct http_server::impl {
       }
 
       beast_request req = parser.release();
-      beast_response res = co_await respond(req);
+      beast_response res = co_await respond(req, certificate_sha256);
       const bool keep = req.keep_alive() && !stopping;
       res.keep_alive(keep);
       res.prepare_payload();
       if (res.result() == http::status::no_content)
         res.erase(http::field::content_length);
-      stream.expires_after(opts.write_timeout);
+      lowest.expires_after(opts.write_timeout);
       auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
       counters.observe_request(
           res.result_int(),
@@ -399,7 +513,7 @@ struct http_server::impl {
         break;
     }
     beast::error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
     connections.erase(&state);
     if (stopping && connections.empty())
       grace_timer.cancel();

@@ -78,6 +78,11 @@ std::string metrics::render(const connector_stats& s, const state_counts& rows,
     o << "exactly_http_responses_total{class=\"" << c << "xx\"} " << by_class_[c].load() << '\n';
   }
 
+  counter("exactly_tls_handshake_failures_total",
+          "TLS connections closed before a request: bad or missing client certificate, "
+          "plain http, timeout.",
+          tls_handshake_failures_.load());
+
   o << "# HELP exactly_request_duration_seconds Time from a request read to its reply written.\n"
        "# TYPE exactly_request_duration_seconds histogram\n";
   std::int64_t cumulative = 0;

@@ -20,6 +20,7 @@ class metrics {
 
   void observe_request(unsigned status, double seconds);
   void count_problem(errc e);
+  void count_tls_handshake_failure() { tls_handshake_failures_++; }
   // Prometheus text with the connector's counters and row gauges (call on the storage thread).
   std::string render(const connector_stats& stats, const state_counts& rows,
                      std::int64_t outbox_pending, std::int64_t dead_letters,
@@ -31,6 +32,7 @@ class metrics {
   std::array<std::atomic<std::int64_t>, bucket_bounds.size() + 1> buckets_{};  // last = +Inf
   std::atomic<std::int64_t> count_{0};
   std::atomic<std::int64_t> sum_micros_{0};
+  std::atomic<std::int64_t> tls_handshake_failures_{0};
 };
 
 }  // namespace exactly::server

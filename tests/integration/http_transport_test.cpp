@@ -2,13 +2,12 @@
 // connections are reused, the per-destination limit holds under concurrent callers, and https
 // verifies the peer (chain and host name) unless told not to.
 
+#include <certificates.hpp>
 #include <echo_server.hpp>
 
 #include <exactly/client/http_transport.hpp>
 
 #include <gtest/gtest.h>
-#include <openssl/pem.h>
-#include <openssl/x509v3.h>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -34,40 +33,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-
-// Writes a self-signed certificate for `san` (e.g. "IP:127.0.0.1") and its key as PEM files.
-void make_certificate(const std::string& san, const std::string& cert_path,
-                      const std::string& key_path) {
-  EVP_PKEY* key = EVP_RSA_gen(2048);
-  X509* x = X509_new();
-  X509_set_version(x, 2);
-  ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
-  X509_gmtime_adj(X509_getm_notBefore(x), -60);
-  X509_gmtime_adj(X509_getm_notAfter(x), 3600);
-  X509_set_pubkey(x, key);
-  X509_NAME* name = X509_get_subject_name(x);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>("exactly test"), -1, -1, 0);
-  X509_set_issuer_name(x, name);
-  X509V3_CTX ctx;
-  X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, x, x, nullptr, nullptr, 0);
-  for (const auto& [nid, value] : {std::pair{NID_subject_alt_name, san},
-                                   std::pair{NID_basic_constraints, std::string("CA:TRUE")}}) {
-    X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value.c_str());
-    X509_add_ext(x, ext, -1);
-    X509_EXTENSION_free(ext);
-  }
-  X509_sign(x, key, EVP_sha256());
-  FILE* c = std::fopen(cert_path.c_str(), "w");
-  PEM_write_X509(c, x);
-  std::fclose(c);
-  FILE* k = std::fopen(key_path.c_str(), "w");
-  PEM_write_PrivateKey(k, key, nullptr, nullptr, 0, nullptr, nullptr);
-  std::fclose(k);
-  X509_free(x);
-  EVP_PKEY_free(key);
-}
 
 // Answers every request "200 ok" after `delay`, on plain TCP or TLS, counting connections and
 // the most requests it had in flight at once.

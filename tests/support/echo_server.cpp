@@ -31,6 +31,7 @@ echo_server::echo_server(echo_server_config cfg) {
   so.open_mode = cfg.open_mode;
   if (!cfg.open_mode)
     so.api_keys = {{"alice-key", "alice"}, {"bob-key", "bob"}};
+  so.tls = cfg.tls;
   so.max_body_bytes = cfg.max_body_bytes;
   so.read_timeout = cfg.read_timeout;
   so.idle_timeout = cfg.idle_timeout;

@@ -33,7 +33,8 @@ struct echo_server_config {
   std::chrono::milliseconds shutdown_grace{10000};
   std::chrono::milliseconds busy_timeout{10000};  // SQLite wait for another writer
   bool synchronous_normal = false;                // opt out of synchronous=FULL (benchmarks only)
-  bool plain_route = true;  // POST /plain/{id}: one insert, the benchmark's baseline
+  bool plain_route = true;    // POST /plain/{id}: one insert, the benchmark's baseline
+  server::tls_options tls{};  // https when tls.certificate_chain_file is set
 };
 
 class echo_server {

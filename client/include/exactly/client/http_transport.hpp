@@ -59,12 +59,16 @@ struct beast_transport_options {
   std::size_t max_per_destination = 8;
   bool verify_peer = true;  // https: check the certificate chain and the host name
   std::string ca_file{};    // https: trust the CAs in this PEM file instead of the system's
+  // https: present this certificate (PEM chain) and key to servers that ask for one.
+  std::string client_certificate_file{};
+  std::string client_private_key_file{};
 };
 
 // Transport on Boost.Beast coroutines, for http:// and https:// URLs with an explicit port:
 // one I/O thread, a pool of kept-alive connections per host:port, a concurrency limit per
 // destination, connect and request timeouts. Thread-safe: one transport can serve many workers.
-// send() throws std::invalid_argument for a URL it cannot use.
+// send() throws std::invalid_argument for a URL it cannot use; making the transport throws it
+// when a certificate file is missing half or does not load.
 std::unique_ptr<http_transport> make_beast_transport(beast_transport_options opts = {});
 
 }  // namespace exactly::client

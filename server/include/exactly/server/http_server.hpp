@@ -21,11 +21,30 @@ struct api_key {
   std::string principal;  // the owner name ids are bound to
 };
 
+// A client certificate that names a principal, by the SHA-256 of its DER encoding.
+struct client_certificate {
+  std::string sha256_hex;  // 64 hex digits, case-insensitive, ':' separators allowed
+  std::string principal;
+};
+
+// https. Empty certificate_chain_file: plain http.
+struct tls_options {
+  std::string certificate_chain_file{};  // PEM, the server's certificate first
+  std::string private_key_file{};        // PEM
+  // Non-empty: every client must present a certificate issued by a CA in this PEM file, or the
+  // handshake fails. A certificate listed in client_certificates then names the principal; the
+  // others authenticate with an API key like plain clients.
+  std::string client_ca_file{};
+  std::vector<client_certificate> client_certificates{};
+  std::chrono::milliseconds handshake_timeout{10000};
+};
+
 struct server_options {
   std::string host = "127.0.0.1";
-  std::uint16_t port = 0;                          // 0 = any free port; see http_server::port()
-  bool open_mode = false;                          // no authentication, one anonymous principal
-  std::vector<api_key> api_keys{};                 // required unless open_mode
+  std::uint16_t port = 0;           // 0 = any free port; see http_server::port()
+  bool open_mode = false;           // no authentication, one anonymous principal
+  std::vector<api_key> api_keys{};  // these or tls.client_certificates, unless open_mode
+  tls_options tls{};
   std::size_t max_body_bytes = 1 << 20;            // larger bodies: 413 payload-too-large
   std::size_t max_header_bytes = 16 * 1024;        // larger headers: 431 header-too-large
   std::chrono::milliseconds read_timeout{15000};   // a whole request, headers and body
@@ -45,7 +64,8 @@ using route_handler = std::function<http_response(const http_request&)>;
 
 class http_server {
  public:
-  // Throws std::invalid_argument if authentication is neither configured nor explicitly open.
+  // Throws std::invalid_argument if authentication is neither configured nor explicitly open,
+  // or if the TLS files are incomplete or do not load.
   http_server(server_options opts, connector& c);
   // Stops gracefully if still running.
   ~http_server();
