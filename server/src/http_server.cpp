@@ -16,6 +16,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -488,7 +489,8 @@ struct http_server::impl {
       }
       if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
           ec == asio::error::operation_aborted || ec == asio::error::eof ||
-          ec == asio::error::connection_reset || ec == http::error::partial_message) {
+          ec == asio::error::connection_reset || ec == http::error::partial_message ||
+          ec == ssl::error::stream_truncated) {
         break;  // peer left, too slow, or shutting down: close without an answer
       }
       if (ec) {

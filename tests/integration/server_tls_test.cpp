@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <thread>
 
 namespace exactly::test {
 namespace {
@@ -143,6 +144,13 @@ TEST_F(server_tls, a_listed_client_certificate_is_the_principal_and_owns_its_ids
             201u);
   EXPECT_EQ(alice->send("POST", url(server.port(), id2), "", "").status, 200u);
   EXPECT_EQ(server.executions(id2), 1);
+  // Clients that leave without a TLS close_notify have left; they did not send a bad request.
+  alice.reset();
+  bob.reset();
+  alice_with_bobs_key.reset();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_NE(server.metrics().find("exactly_problems_total{type=\"bad-request\"} 0\n"),
+            std::string::npos);
 }
 
 TEST_F(server_tls, a_trusted_but_unlisted_certificate_still_needs_an_api_key) {
