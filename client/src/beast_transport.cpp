@@ -144,6 +144,8 @@ class beast_transport final : public http_transport {
     return answers;
   }
 
+  void check_url(std::string_view url) const override { parse_url(url); }
+
   std::future<http_result> start(const http_call& call) override {
     parsed_url u = parse_url(call.url);
     auto req = make_request(u, call);

@@ -49,6 +49,9 @@ std::string handler_context::invoke_http(std::string_view url_template, std::str
     throw std::invalid_argument("URL template without {id}: " + url);
   const std::string id = request_id::mint(now_ms_).to_string();
   url.replace(at, placeholder.size(), id);
+  // A URL the transport cannot send to fails here, before anything is journaled or sent (a
+  // cleanup DELETE of it could never be sent either).
+  ep_.opts_.transport->check_url(url);
   // Journaled before the PUT: DELETEd later if this attempt does not commit, even after a crash.
   ep_.attempt_puts_.push_back({id, url});
   ep_.journal_.record(ep_.name_, ep_.attempt_puts_.back(), now_ms_);
@@ -59,8 +62,12 @@ std::string handler_context::invoke_http(std::string_view url_template, std::str
     ep_.puts_in_flight_.push_back({std::move(put), std::move(answer), ep_.running_handler_});
   } else {
     const http_result answer = ep_.put(put);
-    if (decide(step::put, answer.facts()) != next::advance)
+    if (decide(step::put, answer.facts()) != next::advance) {
+      // A lost answer may hide a staged id: it gets a DELETE in the handler's own savepoint, so
+      // a handler that catches this and commits still cleans it up.
+      ep_.invocations_.add_cleanup(id, ep_.name_, url, now_ms_);
       throw std::runtime_error("invoke_http " + describe_answer("PUT", answer));
+    }
     crash_point("client.after_put_before_commit");
   }
 
@@ -236,7 +243,13 @@ bool endpoint::run_batch(const std::vector<queued_message>& batch,
     // A failed handler's PUTs already have their DELETE; a committed one's must all be staged.
     bool all_staged = true;
     for (put_in_flight& p : puts_in_flight_) {
-      http_result answer = p.answer.get();
+      http_result answer;
+      try {
+        answer = p.answer.get();
+      } catch (const std::exception& e) {  // a transport's own failure: no answer, sent again
+        answer.transport_failed = true;
+        answer.error = e.what();
+      }
       if (committed_handlers[p.handler])
         all_staged &= decide(step::put, put(p.call, std::move(answer)).facts()) == next::advance;
     }

@@ -18,6 +18,8 @@ std::vector<http_result> http_transport::send_all(const std::vector<http_call>& 
   return answers;
 }
 
+void http_transport::check_url(std::string_view) const {}
+
 std::future<http_result> http_transport::start(const http_call& call) {
   std::promise<http_result> answer;
   answer.set_value(send(call.method, call.url, call.content_type, call.body));

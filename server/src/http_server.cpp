@@ -125,6 +125,10 @@ std::unique_ptr<ssl::context> make_tls_context(const tls_options& o) {
     if (!o.client_ca_file.empty()) {
       ctx->load_verify_file(o.client_ca_file);
       ctx->set_verify_mode(ssl::verify_peer | ssl::verify_fail_if_no_peer_cert);
+      // Without a session id context, OpenSSL fails the handshake of a client that resumes a
+      // session when client certificates are verified, instead of starting a fresh one.
+      static constexpr unsigned char context[] = "exactly";
+      SSL_CTX_set_session_id_context(ctx->native_handle(), context, sizeof context - 1);
     }
   } catch (const boost::system::system_error& e) {
     throw std::invalid_argument(std::string("http_server: TLS files: ") + e.what());
@@ -422,6 +426,8 @@ struct http_server::impl {
   }
 
   asio::awaitable<void> run_session(tcp::socket socket) {
+    if (stopping)
+      co_return;  // accepted just before the shutdown began: closed unserved
     if (!tls) {
       beast::tcp_stream stream(std::move(socket));
       connection_state state{&stream};
@@ -435,7 +441,8 @@ struct http_server::impl {
     auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, use_tuple);
     connections.erase(&state);
     if (ec) {
-      counters.count_tls_handshake_failure();
+      if (!stopping)  // a handshake cut short by the shutdown is not the client's failure
+        counters.count_tls_handshake_failure();
       beast::error_code ignored;
       beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
       if (stopping && connections.empty())

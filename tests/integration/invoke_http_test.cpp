@@ -346,6 +346,74 @@ TEST_F(invoke_http, a_caught_put_refusal_commits_the_same_whenever_the_put_is_aw
   }
 }
 
+// Sends everything, but loses the answer of each PUT whose body asks for it, as a dropped
+// response would: the PUT is staged and the client cannot know.
+class losing_transport : public client::http_transport {
+ public:
+  explicit losing_transport(std::shared_ptr<client::http_transport> inner)
+      : inner_(std::move(inner)) {}
+  client::http_result send(std::string_view method, std::string_view url,
+                           std::string_view content_type, std::string_view body) override {
+    client::http_result r = inner_->send(method, url, content_type, body);
+    if (method == "PUT" && body.find(R"("lose":true)") != std::string_view::npos) {
+      ++lost_;
+      client::http_result lost;
+      lost.transport_failed = true;
+      lost.error = "answer lost";
+      return lost;
+    }
+    return r;
+  }
+  int lost() const { return lost_; }
+
+ private:
+  std::shared_ptr<client::http_transport> inner_;
+  std::atomic<int> lost_{0};
+};
+
+// A handler that catches a PUT failure and commits anyway: the id it may have staged is DELETEd.
+TEST_F(invoke_http, a_caught_put_failure_still_deletes_what_the_put_may_have_staged) {
+  for (const auto wait : {client::put_wait::before_commit, client::put_wait::in_handler}) {
+    SCOPED_TRACE(wait == client::put_wait::in_handler ? "in_handler" : "before_commit");
+    db_.exec("DELETE FROM bills; DELETE FROM results");
+    echo_server server(cfg_);
+    auto losing = std::make_shared<losing_transport>(transport_to(server.port()));
+    auto ep = make_endpoint(server.port(), wait, losing);
+    for (int i = 0; i < 3; ++i) {
+      const nlohmann::json payload = {{"status", 200}, {"reply", i}, {"lose", i == 1}};
+      ep.send("billing", {.type = "bill",
+                          .body = {{"order", "o-" + std::to_string(i)},
+                                   {"payload", payload},
+                                   {"catch_refusal", true}}});
+    }
+    quiesce(ep);
+    EXPECT_GE(losing->lost(), 3);  // o-1's PUT and both of its retries
+    EXPECT_EQ(server.executions_total(), 2);
+    EXPECT_EQ(q("SELECT count(*) FROM results WHERE order_id = 'o-1' AND status = 0"), 1);
+    EXPECT_EQ(server.rows().staged, 0);  // o-1's staged id was DELETEd
+    EXPECT_EQ(server.rows().executed, 0);
+  }
+}
+
+TEST_F(invoke_http, a_url_the_transport_cannot_use_fails_the_handler_and_blocks_nothing) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  ep.on("bad_url", [](client::handler_context& ctx) {
+    ctx.invoke_http("ftp://127.0.0.1:1/x/{id}", "{}", "application/json", {.type = "never"});
+  });
+  ep.send("billing", {.type = "bad_url"});
+  ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});
+  quiesce(ep);  // publishing goes on: no DELETE of an unusable URL is ever queued
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM results"), 1);
+  const auto errors = ep.queues().errors("billing");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].error.find("only http:// and https://"), std::string::npos)
+      << errors[0].error;
+  client::attempt_journal journal(client::attempt_journal_path(db_.path()));
+  EXPECT_TRUE(journal.older_than("billing", system_now_ms(), 10).empty());
+}
+
 // 40 invocations through a proxy that drops, resets and duplicates: each executes once.
 void invoke_http::through_faults(client::put_wait wait, std::uint64_t seed) {
   echo_server server(cfg_);

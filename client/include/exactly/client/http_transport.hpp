@@ -43,6 +43,8 @@ class http_transport {
   // Sends `call` now and returns at once; the future holds its answer. The default sends it
   // before returning; a transport that can sends it in the background.
   virtual std::future<http_result> start(const http_call& call);
+  // Throws std::invalid_argument for a URL this transport cannot send to; the default accepts any.
+  virtual void check_url(std::string_view url) const;
 };
 
 struct destination_key {
