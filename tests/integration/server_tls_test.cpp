@@ -3,6 +3,7 @@
 
 #include <certificates.hpp>
 #include <echo_server.hpp>
+#include <http_client.hpp>
 #include <requests.hpp>
 
 #include <exactly/client/endpoint.hpp>
@@ -10,8 +11,19 @@
 #include <exactly/common/request_id.hpp>
 
 #include <gtest/gtest.h>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+
+#include <openssl/ssl.h>
 
 #include <fstream>
+#include <future>
 #include <thread>
 
 namespace exactly::test {
@@ -179,6 +191,60 @@ TEST_F(server_tls, no_certificate_or_an_untrusted_one_fails_the_handshake) {
   EXPECT_TRUE(stranger.transport_failed);
   EXPECT_EQ(server.rows().staged, 0);
   EXPECT_TRUE(eventually([&] { return handshake_failures(server) == 2; }));
+}
+
+// Clients such as curl resume TLS sessions; with client certificates verified, OpenSSL refuses
+// a resumption unless the server set a session id context.
+TEST_F(server_tls, a_client_with_a_certificate_can_resume_its_session) {
+  echo_server server(config(true));
+  namespace asio = boost::asio;
+  namespace beast = boost::beast;
+  namespace http = beast::http;
+  asio::io_context io;
+  asio::ssl::context ctx(asio::ssl::context::tls_client);
+  ctx.load_verify_file(pem("server"));
+  ctx.set_verify_mode(asio::ssl::verify_peer);
+  ctx.use_certificate_chain_file(pem("alice"));
+  ctx.use_private_key_file(key("alice"), asio::ssl::context::pem);
+  SSL_SESSION* session = nullptr;
+  for (int connection = 0; connection < 2; ++connection) {
+    beast::ssl_stream<beast::tcp_stream> stream(io, ctx);
+    beast::get_lowest_layer(stream).connect({asio::ip::make_address("127.0.0.1"), server.port()});
+    if (session)
+      SSL_set_session(stream.native_handle(), session);
+    beast::error_code ec;
+    stream.handshake(asio::ssl::stream_base::client, ec);
+    ASSERT_FALSE(ec) << "connection " << connection << ": " << ec.message();
+    http::request<http::string_body> req{http::verb::get, "/healthz", 11};
+    req.set(http::field::host, "127.0.0.1");
+    http::write(stream, req);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(stream, buffer, res);  // also takes in the session ticket sent after the handshake
+    EXPECT_EQ(res.result_int(), 200u);
+    if (session) {
+      EXPECT_EQ(SSL_session_reused(stream.native_handle()), 1);
+    } else {
+      session = SSL_get1_session(stream.native_handle());
+      ASSERT_NE(session, nullptr);
+    }
+    stream.shutdown(ec);
+  }
+  SSL_SESSION_free(session);
+  EXPECT_EQ(handshake_failures(server), 0);
+}
+
+// A peer that connects and never starts its handshake does not hold up a graceful stop.
+TEST_F(server_tls, a_stop_cuts_short_a_handshake_that_never_comes) {
+  echo_server_config cfg = config(true);
+  cfg.tls.handshake_timeout = std::chrono::minutes(2);
+  echo_server server(cfg);
+  raw_connection silent(server.port());
+  EXPECT_FALSE(silent.closed_within(200));  // the server waits for the handshake
+  auto stopped = std::async(std::launch::async, [&] { server.stop(); });
+  EXPECT_EQ(stopped.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(silent.closed_within(1000));
+  EXPECT_EQ(handshake_failures(server), 0);  // cut short by the stop, not the client's failure
 }
 
 TEST_F(server_tls, incomplete_or_unloadable_settings_are_refused_at_construction) {
