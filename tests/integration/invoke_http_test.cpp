@@ -226,18 +226,32 @@ TEST_F(invoke_http, a_failing_handler_in_a_batch_rolls_back_only_itself) {
   EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 1);
 }
 
-// Holds the PUTs it is given until `gate` of them are in flight together (or 5 s passed), then
-// sends them all; everything else goes straight through.
-class gated_transport : public client::http_transport {
+// Sends through `inner`; start() and send_all() go through send() (the base class defaults), so
+// each test transport below changes what it needs by overriding one call.
+class forwarding_transport : public client::http_transport {
  public:
-  gated_transport(std::shared_ptr<client::http_transport> inner, std::size_t gate)
-      : inner_(std::move(inner)), gate_(gate), releaser_([this] { release_when_full(); }) {}
-  ~gated_transport() override { releaser_.join(); }
-
+  explicit forwarding_transport(std::shared_ptr<client::http_transport> inner)
+      : inner_(std::move(inner)) {}
   client::http_result send(std::string_view method, std::string_view url,
                            std::string_view content_type, std::string_view body) override {
     return inner_->send(method, url, content_type, body);
   }
+  void check_url(std::string_view url) const override { inner_->check_url(url); }
+
+ protected:
+  std::shared_ptr<client::http_transport> inner_;
+};
+
+// Holds the PUTs it is given until `gate` of them are in flight together (or 5 s passed), then
+// sends them all; everything else goes straight through.
+class gated_transport : public forwarding_transport {
+ public:
+  gated_transport(std::shared_ptr<client::http_transport> inner, std::size_t gate)
+      : forwarding_transport(std::move(inner)),
+        gate_(gate),
+        releaser_([this] { release_when_full(); }) {}
+  ~gated_transport() override { releaser_.join(); }
+
   std::future<client::http_result> start(const client::http_call& call) override {
     std::lock_guard lock(m_);
     if (call.method != "PUT" || open_)
@@ -260,7 +274,6 @@ class gated_transport : public client::http_transport {
       answer.set_value(inner_->send(call.method, call.url, call.content_type, call.body));
   }
 
-  std::shared_ptr<client::http_transport> inner_;
   std::size_t gate_;
   std::mutex m_;
   std::condition_variable full_;
@@ -348,10 +361,9 @@ TEST_F(invoke_http, a_caught_put_refusal_commits_the_same_whenever_the_put_is_aw
 
 // Sends everything, but loses the answer of each PUT whose body asks for it, as a dropped
 // response would: the PUT is staged and the client cannot know.
-class losing_transport : public client::http_transport {
+class losing_transport : public forwarding_transport {
  public:
-  explicit losing_transport(std::shared_ptr<client::http_transport> inner)
-      : inner_(std::move(inner)) {}
+  using forwarding_transport::forwarding_transport;
   client::http_result send(std::string_view method, std::string_view url,
                            std::string_view content_type, std::string_view body) override {
     client::http_result r = inner_->send(method, url, content_type, body);
@@ -367,7 +379,6 @@ class losing_transport : public client::http_transport {
   int lost() const { return lost_; }
 
  private:
-  std::shared_ptr<client::http_transport> inner_;
   std::atomic<int> lost_{0};
 };
 
@@ -531,14 +542,9 @@ TEST_F(invoke_http, a_consumed_id_on_post_goes_to_the_error_queue_not_reinvoked)
 }
 
 // A transport whose first batches throw, as a bug or an exhausted resource would.
-class throwing_transport : public client::http_transport {
+class throwing_transport : public forwarding_transport {
  public:
-  explicit throwing_transport(std::shared_ptr<client::http_transport> inner)
-      : inner_(std::move(inner)) {}
-  client::http_result send(std::string_view method, std::string_view url,
-                           std::string_view content_type, std::string_view body) override {
-    return inner_->send(method, url, content_type, body);
-  }
+  using forwarding_transport::forwarding_transport;
   std::vector<client::http_result> send_all(const std::vector<client::http_call>& calls) override {
     if (throws_left_.fetch_sub(1) > 0)
       throw std::runtime_error("transport bug");
@@ -547,7 +553,6 @@ class throwing_transport : public client::http_transport {
   int thrown() const { return 3 - std::max(0, throws_left_.load()); }
 
  private:
-  std::shared_ptr<client::http_transport> inner_;
   std::atomic<int> throws_left_{3};
 };
 
