@@ -132,7 +132,7 @@ class beast_transport final : public http_transport {
 
   std::vector<http_result> send_all(const std::vector<http_call>& calls) override {
     for (const http_call& c : calls)  // throws for a bad URL before anything is sent
-      parse_url(c.url);
+      check_url(c.url);
     std::vector<std::future<http_result>> started;
     started.reserve(calls.size());
     for (const http_call& c : calls)

@@ -14,4 +14,16 @@ std::string sha256(std::string_view data) {
   return std::string(reinterpret_cast<const char*>(out), len);
 }
 
+std::string to_hex(std::string_view bytes) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * bytes.size());
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    hex += digits[b >> 4];
+    hex += digits[b & 0xf];
+  }
+  return hex;
+}
+
 }  // namespace exactly

@@ -1,4 +1,5 @@
 #include <exactly/common/crash_point.hpp>
+#include <exactly/common/digest.hpp>
 #include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>
 #include <exactly/server/http_server.hpp>
@@ -25,7 +26,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
-#include <openssl/evp.h>
+#include <openssl/crypto.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
@@ -92,23 +93,20 @@ std::string normalized_sha256(std::string_view text) {
   return hex;
 }
 
-// The SHA-256 of the peer's certificate, as 64 lowercase hex digits; "" when it sent none.
+// The SHA-256 of the DER encoding of the peer's certificate, as 64 lowercase hex digits; "" when
+// it sent none.
 std::string peer_certificate_sha256(SSL* ssl) {
   X509* cert = SSL_get1_peer_certificate(ssl);
   if (!cert)
     return {};
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  const bool ok = X509_digest(cert, EVP_sha256(), md, &len) == 1;
+  unsigned char* der = nullptr;
+  const int len = i2d_X509(cert, &der);
   X509_free(cert);
-  if (!ok)
+  if (len <= 0)
     return {};
-  static constexpr char digits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < len; ++i) {
-    hex += digits[md[i] >> 4];
-    hex += digits[md[i] & 0xf];
-  }
+  std::string hex =
+      to_hex(sha256({reinterpret_cast<const char*>(der), static_cast<std::size_t>(len)}));
+  OPENSSL_free(der);
   return hex;
 }
 

@@ -1,9 +1,12 @@
 #include "certificates.hpp"
 
+#include <exactly/common/digest.hpp>
+
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
+#include <cctype>
 #include <cstdio>
 #include <stdexcept>
 
@@ -51,16 +54,17 @@ std::string certificate_sha256(const std::string& cert_path) {
   std::fclose(f);
   if (!x)
     throw std::runtime_error("no certificate in " + cert_path);
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  X509_digest(x, EVP_sha256(), md, &len);
+  unsigned char* der = nullptr;
+  const int len = i2d_X509(x, &der);
   X509_free(x);
-  std::string hex;
-  for (unsigned int i = 0; i < len; ++i) {
-    char two[3];
-    std::snprintf(two, sizeof two, "%02X", md[i]);
-    hex += two;
-  }
+  if (len <= 0)
+    throw std::runtime_error("cannot encode the certificate in " + cert_path);
+  std::string hex =
+      to_hex(sha256({reinterpret_cast<const char*>(der), static_cast<std::size_t>(len)}));
+  OPENSSL_free(der);
+  // Upper case, as `openssl x509 -fingerprint` prints it: the server takes either.
+  for (char& c : hex)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return hex;
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// SHA-256 of a byte string (OpenSSL), for fingerprints of request bodies.
+// SHA-256 of a byte string (OpenSSL), for fingerprints of request bodies and certificates.
 
 #include <string>
 #include <string_view>
@@ -8,5 +8,7 @@ namespace exactly {
 
 // The 32-byte binary digest. Throws std::runtime_error if OpenSSL fails.
 std::string sha256(std::string_view data);
+// Two lowercase hex digits per byte of `bytes`.
+std::string to_hex(std::string_view bytes);
 
 }  // namespace exactly
