@@ -2,6 +2,8 @@
 #include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>
 
+#include "asio_beast.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -27,12 +29,7 @@
 namespace exactly::client {
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace ssl = asio::ssl;
-using tcp = asio::ip::tcp;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+using namespace exactly::net;
 
 struct parsed_url {
   bool https = false;

@@ -1,5 +1,6 @@
 #include <exactly/client/endpoint.hpp>
 #include <exactly/client/invocation.hpp>
+#include <exactly/common/backoff.hpp>
 #include <exactly/common/crash_point.hpp>
 #include <exactly/common/problem.hpp>
 #include <exactly/common/request_id.hpp>
@@ -10,6 +11,9 @@
 
 namespace exactly::client {
 namespace {
+
+// An unanswered or 503-answered PUT is sent again twice, quickly, before the attempt fails.
+constexpr backoff_policy put_retry{std::chrono::milliseconds(20), std::chrono::milliseconds(80)};
 
 std::string describe_answer(std::string_view method, const http_result& r) {
   if (r.transport_failed)
@@ -62,7 +66,7 @@ std::string handler_context::invoke_http(std::string_view url_template, std::str
     ep_.puts_in_flight_.push_back({std::move(put), std::move(answer), ep_.running_handler_});
   } else {
     const http_result answer = ep_.put(put);
-    if (decide(step::put, answer.facts()) != next::advance) {
+    if (decide(verb::put, answer.facts()) != next::advance) {
       // A lost answer may hide a staged id: it gets a DELETE in the handler's own savepoint, so
       // a handler that catches this and commits still cleans it up.
       ep_.invocations_.add_cleanup(id, ep_.name_, url, now_ms_);
@@ -107,16 +111,16 @@ http_result endpoint::put(const http_call& call, std::optional<http_result> firs
   http_result answer =
       first ? std::move(*first)
             : opts_.transport->send(call.method, call.url, call.content_type, call.body);
-  for (int attempt = 0; decide(step::put, answer.facts()) == next::retry && attempt < 2;
+  for (int attempt = 0; decide(verb::put, answer.facts()) == next::retry && attempt < 2;
        ++attempt) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 << attempt));
+    std::this_thread::sleep_for(put_retry.delay(attempt, rng_));
     answer = opts_.transport->send(call.method, call.url, call.content_type, call.body);
   }
   return answer;
 }
 
 std::int64_t endpoint::backoff_until(int attempts, std::int64_t now) {
-  return now + backoff(attempts, opts_.retry_base, opts_.retry_cap, rng_).count();
+  return now + backoff_policy{opts_.retry_base, opts_.retry_cap}.delay(attempts, rng_).count();
 }
 
 std::size_t endpoint::process_due(int limit) {
@@ -143,7 +147,7 @@ std::size_t endpoint::process_due(int limit) {
     if (!calls.empty()) {
       std::vector<http_result> answers = opts_.transport->send_all(calls);
       for (std::size_t k = 0; k < which.size(); ++k) {
-        get_decisions[which[k]] = decide(step::get, answers[k].facts());
+        get_decisions[which[k]] = decide(verb::get, answers[k].facts());
         if (get_decisions[which[k]] == next::advance)
           crash_point("client.after_get_before_commit");
         responses[which[k]] = std::move(answers[k]);
@@ -251,7 +255,7 @@ bool endpoint::run_batch(const std::vector<queued_message>& batch,
         answer.error = e.what();
       }
       if (committed_handlers[p.handler])
-        all_staged &= decide(step::put, put(p.call, std::move(answer)).facts()) == next::advance;
+        all_staged &= decide(verb::put, put(p.call, std::move(answer)).facts()) == next::advance;
     }
     if (!all_staged) {
       group.reset();  // nothing of the batch commits; every id it PUT gets a durable DELETE
@@ -322,7 +326,7 @@ std::size_t endpoint::publish_due(int limit) {
   std::vector<next> decisions;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const bool post = is_post[i];
-    decisions.push_back(decide(post ? step::post : step::del, answers[i].facts()));
+    decisions.push_back(decide(post ? verb::post : verb::delete_, answers[i].facts()));
     if (decisions.back() == next::advance) {
       crash_point(post ? "client.after_post_before_follow_up" : "client.after_delete_before_done");
     }

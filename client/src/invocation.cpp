@@ -14,41 +14,32 @@ bool server_trouble(const answer& a) {
 
 }  // namespace
 
-next decide(step s, const answer& a) {
+next decide(verb s, const answer& a) {
   if (server_trouble(a))
     return next::retry;
   switch (s) {
-    case step::put:
+    case verb::put:
       // 201 staged, 200 staged earlier by a lost attempt of this same PUT.
       if (a.status == 201 || a.status == 200)
         return next::advance;
       if (a.status == 401 || a.status == 403)
         return next::retry;       // credentials: wait for a fix
       return next::fail_handler;  // 400/409/410/413/422: this attempt cannot stage
-    case step::post:
-    case step::get:
+    case verb::post:
+    case verb::get:
       // A stored response, whatever its status, is the outcome (a business 402 or 500 included).
       if (a.has_outcome)
         return next::advance;
       if (a.status == 401 || a.status == 403)
         return next::retry;
       return next::error_queue;  // 404/410 and anything else without an outcome: protocol fault
-    case step::del:
+    case verb::delete_:
       // 204 every time; 404 means the server does not know the id for us: nothing to delete.
       if (a.status == 204 || a.status == 404)
         return next::advance;
       return next::retry;
   }
   return next::retry;
-}
-
-std::chrono::milliseconds backoff(int attempt, std::chrono::milliseconds base,
-                                  std::chrono::milliseconds cap, std::mt19937_64& rng) {
-  const int shift = std::clamp(attempt, 0, 30);
-  const auto ceiling = std::min<std::int64_t>(cap.count(), base.count() << shift);
-  const std::int64_t top = std::max<std::int64_t>(0, ceiling);
-  std::uniform_int_distribution<std::int64_t> pick(top / 2, top);
-  return std::chrono::milliseconds(pick(rng));
 }
 
 }  // namespace exactly::client

@@ -58,6 +58,8 @@ problem_info describe(errc e) noexcept {
       return {431, "header-too-large", "Header too large"};
     case errc::bad_request:
       return {400, "bad-request", "Bad request"};
+    case errc::internal_error:
+      return {500, "internal-error", "Internal error"};
   }
   return {500, "internal", "Internal error"};
 }

@@ -1,3 +1,4 @@
+#include <exactly/common/backoff.hpp>
 #include <exactly/common/crash_point.hpp>
 #include <exactly/common/digest.hpp>
 #include <exactly/common/problem.hpp>
@@ -14,6 +15,9 @@
 
 namespace exactly::server {
 namespace {
+
+// A failed outbox message waits 100 ms, doubling up to a minute, before it is tried again.
+constexpr backoff_policy outbox_retry{std::chrono::milliseconds(100), std::chrono::minutes(1)};
 
 interaction_response problem_response(errc e, std::string detail) {
   const problem p = make_problem(e, std::move(detail));
@@ -80,6 +84,7 @@ struct connector::impl {
   std::map<std::string, route_entry, std::less<>> routes;
   std::map<std::string, std::function<void(message_context&)>, std::less<>> handlers;
   connector_stats stats;
+  std::mt19937_64 rng{std::random_device{}()};  // outbox retry jitter
 
   send_fn outbox_sender(std::string source, std::int64_t now) {
     return
@@ -306,8 +311,7 @@ std::size_t connector::dispatch_outbox(int batch) {
       ++s.stats.messages_dead_lettered;
       spdlog::error("message {} ({}) dead-lettered: {}", m.seq, m.type, error);
     } else {
-      const std::int64_t backoff = std::min<std::int64_t>(60000, 100LL << std::min(m.attempts, 9));
-      s.store.outbox_retry_later(m.seq, now + backoff, error);
+      s.store.outbox_retry_later(m.seq, now + outbox_retry.delay(m.attempts, s.rng).count(), error);
     }
     tx->commit();
   }

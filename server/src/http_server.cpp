@@ -9,6 +9,8 @@
 #include "router.hpp"
 
 #include <spdlog/spdlog.h>
+#include "asio_beast.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -41,14 +43,9 @@
 namespace exactly::server {
 namespace {
 
-namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace ssl = asio::ssl;
-using tcp = asio::ip::tcp;
+using namespace exactly::net;
 using beast_request = http::request<http::string_body>;
 using beast_response = http::response<http::string_body>;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 void log_exception(std::exception_ptr e) {
   if (!e)
@@ -71,7 +68,7 @@ verb to_verb(http::verb v) {
     case http::verb::post:
       return verb::post;
     case http::verb::delete_:
-      return verb::del;
+      return verb::delete_;
     default:
       return verb::get;
   }

@@ -33,7 +33,7 @@ decision decide_unknown(const request_facts& req, const timing& t) {
     case verb::post:
     case verb::get:
       return fail(errc::request_unknown);
-    case verb::del:
+    case verb::delete_:
       if (req.id_ms < req.now_ms - t.acceptance_window_ms)
         return act(action::no_change);
       return act(action::tombstone_unknown);
@@ -79,7 +79,7 @@ decision decide(const std::optional<record_facts>& stored, const request_facts& 
           return act(action::execute);
         case verb::get:
           return fail(errc::not_executed);
-        case verb::del:
+        case verb::delete_:
           return act(action::tombstone);
       }
       break;
@@ -90,7 +90,7 @@ decision decide(const std::optional<record_facts>& stored, const request_facts& 
         case verb::post:
         case verb::get:
           return act(action::replay);
-        case verb::del:
+        case verb::delete_:
           return act(action::tombstone);
       }
       break;
@@ -101,7 +101,7 @@ decision decide(const std::optional<record_facts>& stored, const request_facts& 
         case verb::post:
         case verb::get:
           return fail(gone_problem(r.reason));
-        case verb::del:
+        case verb::delete_:
           // Unchanged; an expiry not yet swept keeps its reason until the sweeper writes it.
           return act(action::no_change);
       }

@@ -15,7 +15,7 @@
 
 namespace exactly::test {
 namespace {
-using server::verb;
+using exactly::verb;
 
 server::interaction_request request(verb v, const std::string& id, std::string_view body = "") {
   return {v, echo_route, id, "alice", "application/json", body};

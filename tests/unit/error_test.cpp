@@ -33,6 +33,7 @@ TEST(errc, describe_matches_the_spec_table) {
       {errc::not_found, 404, "not-found"},
       {errc::header_too_large, 431, "header-too-large"},
       {errc::bad_request, 400, "bad-request"},
+      {errc::internal_error, 500, "internal-error"},
   };
   EXPECT_EQ(std::size(table), std::size(all_errc));
   for (const want& w : table) {

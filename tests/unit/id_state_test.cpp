@@ -84,35 +84,35 @@ const row table[] = {
     {stored::unknown, verb::put, ok(action::stage)},
     {stored::unknown, verb::post, no(errc::request_unknown)},
     {stored::unknown, verb::get, no(errc::request_unknown)},
-    {stored::unknown, verb::del, ok(action::tombstone_unknown)},
+    {stored::unknown, verb::delete_, ok(action::tombstone_unknown)},
     {stored::staged, verb::put, ok(action::confirm_staged)},
     {stored::staged, verb::post, ok(action::execute)},
     {stored::staged, verb::get, no(errc::not_executed)},
-    {stored::staged, verb::del, ok(action::tombstone)},
+    {stored::staged, verb::delete_, ok(action::tombstone)},
     {stored::executed, verb::put, no(errc::request_consumed)},
     {stored::executed, verb::post, ok(action::replay)},
     {stored::executed, verb::get, ok(action::replay)},
-    {stored::executed, verb::del, ok(action::tombstone)},
+    {stored::executed, verb::delete_, ok(action::tombstone)},
     {stored::tomb_deleted, verb::put, no(errc::request_consumed)},
     {stored::tomb_deleted, verb::post, no(errc::request_consumed)},
     {stored::tomb_deleted, verb::get, no(errc::request_consumed)},
-    {stored::tomb_deleted, verb::del, ok(action::no_change)},
+    {stored::tomb_deleted, verb::delete_, ok(action::no_change)},
     {stored::tomb_expired, verb::put, no(errc::request_consumed)},
     {stored::tomb_expired, verb::post, no(errc::request_expired)},
     {stored::tomb_expired, verb::get, no(errc::request_expired)},
-    {stored::tomb_expired, verb::del, ok(action::no_change)},
+    {stored::tomb_expired, verb::delete_, ok(action::no_change)},
     {stored::tomb_response_expired, verb::put, no(errc::request_consumed)},
     {stored::tomb_response_expired, verb::post, no(errc::response_expired)},
     {stored::tomb_response_expired, verb::get, no(errc::response_expired)},
-    {stored::tomb_response_expired, verb::del, ok(action::no_change)},
+    {stored::tomb_response_expired, verb::delete_, ok(action::no_change)},
     {stored::staged_past_ttl, verb::put, no(errc::request_consumed)},
     {stored::staged_past_ttl, verb::post, no(errc::request_expired)},
     {stored::staged_past_ttl, verb::get, no(errc::request_expired)},
-    {stored::staged_past_ttl, verb::del, ok(action::no_change)},
+    {stored::staged_past_ttl, verb::delete_, ok(action::no_change)},
     {stored::executed_past_retention, verb::put, no(errc::request_consumed)},
     {stored::executed_past_retention, verb::post, no(errc::response_expired)},
     {stored::executed_past_retention, verb::get, no(errc::response_expired)},
-    {stored::executed_past_retention, verb::del, ok(action::no_change)},
+    {stored::executed_past_retention, verb::delete_, ok(action::no_change)},
 };
 
 TEST(id_state, owner_table) {
@@ -160,7 +160,7 @@ TEST(id_state, put_of_unknown_checks_the_acceptance_window) {
 }
 
 TEST(id_state, delete_of_unknown_writes_a_tombstone_only_inside_the_window) {
-  request_facts f = facts(verb::del);
+  request_facts f = facts(verb::delete_);
   f.id_ms = now - t.acceptance_window_ms - 1;
   EXPECT_EQ(decide(std::nullopt, f, t), ok(action::no_change));
   f.id_ms = now - t.acceptance_window_ms;

@@ -3,14 +3,13 @@
 // handler, POST after commit, GET before the follow-up, DELETE after it) and each server answer,
 // decide what the runtime does next. The runtime only carries out these decisions.
 
+#include <exactly/common/protocol.hpp>
+
 #include <chrono>
 #include <cstdint>
-#include <random>
 #include <string_view>
 
 namespace exactly::client {
-
-enum class step { put, post, get, del };
 
 // What came back for a step: an HTTP answer, or no answer at all (connect failure, reset,
 // timeout: the request may or may not have reached the server).
@@ -29,12 +28,6 @@ enum class next {
 };
 
 // Decides what follows `a` for step `s`. Total over every status code.
-next decide(step s, const answer& a);
-
-// Capped exponential backoff with equal jitter: uniform in [c/2, c], c = min(cap, base *
-// 2^attempt), so a retry always waits at least half its step and concurrent retries still spread
-// out.
-std::chrono::milliseconds backoff(int attempt, std::chrono::milliseconds base,
-                                  std::chrono::milliseconds cap, std::mt19937_64& rng);
+next decide(verb s, const answer& a);
 
 }  // namespace exactly::client

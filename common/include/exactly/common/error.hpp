@@ -28,6 +28,7 @@ enum class errc {
   not_found,
   header_too_large,
   bad_request,
+  internal_error,  // a bug: never a storage failure, never the business logic's refusal
 };
 
 // The category of exactly::errc; name() is "exactly".
@@ -55,6 +56,7 @@ inline constexpr errc all_errc[] = {
     errc::invalid_payload,     errc::too_many_staged,  errc::execution_failed,
     errc::storage_unavailable, errc::unauthorized,     errc::method_not_allowed,
     errc::not_found,           errc::header_too_large, errc::bad_request,
+    errc::internal_error,
 };
 
 }  // namespace exactly

@@ -3,6 +3,13 @@
 
 #include <string_view>
 
+namespace exactly {
+
+// The four verbs of an interaction {route}/{id}.
+enum class verb { put, post, get, delete_ };
+
+}  // namespace exactly
+
 namespace exactly::protocol {
 
 // Response header telling whether this request ran the business logic or replayed it.

@@ -3,6 +3,7 @@
 // the facts of a request, decide what to do. The connector only carries out these decisions.
 
 #include <exactly/common/error.hpp>
+#include <exactly/common/protocol.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -11,7 +12,6 @@
 
 namespace exactly::server {
 
-enum class verb { put, post, get, del };
 enum class id_state { staged = 1, executed = 2, tombstone = 3 };
 enum class tombstone_reason { deleted = 1, expired = 2, response_expired = 3 };
 

@@ -1,0 +1,20 @@
+#pragma once
+// Private: the short names the project's Asio and Beast code uses (server and client alike).
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/stream_base.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/http.hpp>
+
+namespace exactly::net {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+// Awaits an operation and returns its error code with its results instead of throwing.
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+}  // namespace exactly::net
