@@ -1,4 +1,6 @@
-#include <exactly/client/attempt_journal.hpp>
+// The journal of ids PUT by handler attempts not yet committed, in a sidecar SQLite file.
+#include "attempt_journal.hpp"
+
 #include <exactly/common/migrations.hpp>
 
 namespace exactly::client {

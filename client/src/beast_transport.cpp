@@ -1,3 +1,4 @@
+// The Beast transport: HTTP(S) exchanges as coroutines on one I/O thread, pooled per host.
 #include <exactly/client/http_transport.hpp>
 #include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>

@@ -1,14 +1,7 @@
+// The transport's default send_all, start and check_url, for transports that only send.
 #include <exactly/client/http_transport.hpp>
 
 namespace exactly::client {
-
-answer http_result::facts() const {
-  answer a;
-  a.transport_failed = transport_failed;
-  a.status = status;
-  a.has_outcome = !outcome.empty();
-  return a;
-}
 
 std::vector<http_result> http_transport::send_all(const std::vector<http_call>& calls) {
   std::vector<http_result> answers;

@@ -1,5 +1,8 @@
-#include <exactly/client/invocation_store.hpp>
+#include "invocation_store.hpp"
+
 #include <exactly/common/migrations.hpp>
+
+#include <stdexcept>
 
 namespace exactly::client {
 namespace {
@@ -18,6 +21,20 @@ constexpr sqlite::migration schema[] = {
      " created_ms INTEGER NOT NULL);"
      "CREATE INDEX exactly_invocations_due ON exactly_invocations(state, due_ms);"},
 };
+
+// The stored value of each stored state; the others never reach the table.
+int stored(invocation_state s) {
+  switch (s) {
+    case invocation_state::post_pending:
+      return 1;
+    case invocation_state::awaiting_follow_up:
+      return 2;
+    case invocation_state::delete_pending:
+      return 3;
+    default:
+      throw std::logic_error("invocation state " + std::string(name_of(s)) + " is not stored");
+  }
+}
 
 }  // namespace
 
@@ -43,8 +60,7 @@ void invocation_store::insert(const invocation_row& row, invocation_state s, std
   db_.prepare(
          "INSERT INTO exactly_invocations(request_id, endpoint, url, follow_up, state, due_ms,"
          " created_ms) VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
-      .bind_all(row.request_id, row.endpoint, row.url, follow_up.dump(), static_cast<int>(s),
-                now_ms, now_ms)
+      .bind_all(row.request_id, row.endpoint, row.url, follow_up.dump(), stored(s), now_ms, now_ms)
       .run();
 }
 
@@ -58,7 +74,7 @@ std::vector<invocation_row> invocation_store::due(invocation_state s, std::int64
   auto& q = db_.prepare(
       "SELECT request_id, endpoint, url, follow_up, attempts FROM exactly_invocations"
       " WHERE state = ? AND due_ms <= ? ORDER BY due_ms LIMIT ?");
-  q.bind_all(static_cast<int>(s), now_ms, limit);
+  q.bind_all(stored(s), now_ms, limit);
   std::vector<invocation_row> out;
   while (q.step()) {
     const auto f = nlohmann::json::parse(q.text(3));
@@ -70,12 +86,12 @@ std::vector<invocation_row> invocation_store::due(invocation_state s, std::int64
   return out;
 }
 
-bool invocation_store::transition(std::string_view request_id, invocation_state from,
+bool invocation_store::move_if_in(std::string_view request_id, invocation_state from,
                                   invocation_state to, std::int64_t due_ms) {
   db_.prepare(
          "UPDATE exactly_invocations SET state = ?, due_ms = ?, attempts = 0"
          " WHERE request_id = ? AND state = ?")
-      .bind_all(static_cast<int>(to), due_ms, request_id, static_cast<int>(from))
+      .bind_all(stored(to), due_ms, request_id, stored(from))
       .run();
   return db_.changes() == 1;
 }

@@ -1,4 +1,6 @@
-#include <exactly/client/queue_store.hpp>
+// Durable input queues and error queues of endpoints, in SQLite.
+#include "queue_store.hpp"
+
 #include <exactly/common/migrations.hpp>
 
 namespace exactly::client {
@@ -74,6 +76,10 @@ std::optional<std::int64_t> queue_store::next_due_ms(std::string_view endpoint) 
       "SELECT due_ms FROM exactly_queue WHERE endpoint = ? ORDER BY due_ms LIMIT 1", endpoint);
 }
 
+bool queue_store::contains(std::int64_t seq) {
+  return db_.query_int64("SELECT 1 FROM exactly_queue WHERE seq = ?", seq).has_value();
+}
+
 void queue_store::consume(std::int64_t seq) {
   db_.prepare("DELETE FROM exactly_queue WHERE seq = ?").bind(1, seq).run();
 }
@@ -94,6 +100,14 @@ void queue_store::move_to_errors(std::int64_t seq, std::string_view error, std::
       .bind_all(error, now_ms, seq)
       .run();
   consume(seq);
+}
+
+void queue_store::move_to_errors(std::int64_t seq, std::string_view error, std::int64_t now_ms,
+                                 const nlohmann::json& headers) {
+  db_.prepare("UPDATE exactly_queue SET headers = ? WHERE seq = ?")
+      .bind_all(headers.dump(), seq)
+      .run();
+  move_to_errors(seq, error, now_ms);
 }
 
 void queue_store::add_error(std::string_view endpoint, const message& m, int attempts,

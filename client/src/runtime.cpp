@@ -1,3 +1,4 @@
+// Worker threads that drive endpoints until stopped.
 #include <exactly/client/runtime.hpp>
 
 #include <spdlog/spdlog.h>

@@ -29,7 +29,7 @@ int main() {
 
   billing.send("billing", {.type = "bill_customer",
                            .body = {{"order", "o-1"}, {"customer", "c-1"}, {"amount", 42}}});
-  for (;;) {  // until the runtime's own loop lands: drive queue and outbox by hand
+  for (;;) {  // queue and outbox driven by hand; client::runtime runs them on worker threads
     billing.run_until_idle();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

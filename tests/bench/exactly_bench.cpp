@@ -16,6 +16,8 @@
 #include <echo_server.hpp>
 #include <http_client.hpp>
 
+#include "client/src/queue_store.hpp"
+
 #include <exactly/client/endpoint.hpp>
 #include <exactly/client/runtime.hpp>
 #include <exactly/common/request_id.hpp>

@@ -52,11 +52,10 @@ int main(int argc, char** argv) {
     exactly::sqlite::transaction tx(db);
     if (!db.query_int64("SELECT one FROM seeded")) {
       for (int i = 0; i < n; ++i) {
-        ep.queues().enqueue("billing",
-                            {.id = "order-" + std::to_string(i),
-                             .type = "bill",
-                             .body = {{"order", "o-" + std::to_string(i)}}},
-                            exactly::system_now_ms());
+        exactly::client::send_in_transaction(db, "billing",
+                                             {.id = "order-" + std::to_string(i),
+                                              .type = "bill",
+                                              .body = {{"order", "o-" + std::to_string(i)}}});
       }
       db.exec("INSERT INTO seeded VALUES (1)");
     }
@@ -65,7 +64,7 @@ int main(int argc, char** argv) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (std::chrono::steady_clock::now() < deadline) {
     ep.run_until_idle();
-    if (ep.queues().queued("billing") == 0 && ep.invocations().pending() == 0)
+    if (ep.queued() == 0 && ep.pending_invocations() == 0)
       return 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

@@ -7,7 +7,8 @@
 #include <payment_app.hpp>
 #include <reconcile.hpp>
 
-#include <exactly/client/invocation_store.hpp>
+#include "client/src/invocation_store.hpp"
+#include "client/src/queue_store.hpp"
 
 #include <gtest/gtest.h>
 

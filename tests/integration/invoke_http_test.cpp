@@ -6,6 +6,9 @@
 #include <http_client.hpp>
 #include <requests.hpp>
 
+#include "client/src/attempt_journal.hpp"
+#include "client/src/queue_store.hpp"
+
 #include <exactly/client/endpoint.hpp>
 #include <exactly/client/runtime.hpp>
 #include <exactly/common/request_id.hpp>
@@ -81,7 +84,7 @@ class invoke_http : public ::testing::Test {
   void quiesce(client::endpoint& ep) {
     for (int i = 0; i < 2000; ++i) {
       ep.run_until_idle();
-      if (ep.queues().queued("billing") == 0 && ep.invocations().pending() == 0)
+      if (ep.queued() == 0 && ep.pending_invocations() == 0)
         return;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -324,7 +327,7 @@ TEST_F(invoke_http, a_refused_put_in_flight_reruns_the_batch_one_by_one) {
   EXPECT_EQ(q("SELECT count(*) FROM results"), 2);
   EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
   EXPECT_EQ(server.rows().staged + server.rows().executed, 0);  // first pass's PUTs DELETEd
-  const auto errors = ep.queues().errors("billing");
+  const auto errors = ep.errors();
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].error.find("422"), std::string::npos) << errors[0].error;
 }
@@ -417,7 +420,7 @@ TEST_F(invoke_http, a_url_the_transport_cannot_use_fails_the_handler_and_blocks_
   quiesce(ep);  // publishing goes on: no DELETE of an unusable URL is ever queued
   EXPECT_EQ(server.executions_total(), 1);
   EXPECT_EQ(q("SELECT count(*) FROM results"), 1);
-  const auto errors = ep.queues().errors("billing");
+  const auto errors = ep.errors();
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].error.find("only http:// and https://"), std::string::npos)
       << errors[0].error;
@@ -535,10 +538,96 @@ TEST_F(invoke_http, a_consumed_id_on_post_goes_to_the_error_queue_not_reinvoked)
   quiesce(ep);
   EXPECT_EQ(server.executions_total(), 0);
   EXPECT_EQ(q("SELECT count(*) FROM results"), 0);
-  const auto errors = ep.queues().errors("billing");
+  const auto errors = ep.errors();
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].msg.type, "bill_result");
   EXPECT_NE(errors[0].error.find("request-consumed"), std::string::npos) << errors[0].error;
+}
+
+// A follow-up handler that fails until its attempts are exhausted: the follow-up goes to the
+// error queue keeping the stored response it was given, and its id is DELETEd all the same.
+// Requeued with the handler fixed, it runs once with that response (the id is gone: no GET).
+TEST_F(invoke_http,
+       an_error_queued_follow_up_still_deletes_its_id_and_runs_requeued_with_its_response) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  int failures = 0;
+  ep.on("bill_result", [&failures](client::handler_context&) {
+    ++failures;
+    throw std::runtime_error("follow-up handler broken");
+  });
+  ep.send("billing", {.type = "bill",
+                      .body = {{"order", "o-1"}, {"payload", {{"status", 402}, {"reply", 1}}}}});
+  quiesce(ep);
+  EXPECT_EQ(failures, 3);  // max_attempts
+  const auto errors = ep.errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].msg.type, "bill_result");
+  EXPECT_EQ(errors[0].error, "follow-up handler broken");
+  // Counted on both sides: the client holds nothing, the server only the id's tombstone.
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(server.rows().staged, 0);
+  EXPECT_EQ(server.rows().executed, 0);
+  EXPECT_EQ(server.rows().tombstone, 1);
+
+  // Fixed, and returned to the queue by an operator.
+  int runs = 0;
+  client::http_result seen;
+  ep.on("bill_result", [&](client::handler_context& ctx) {
+    ++runs;
+    ASSERT_NE(ctx.response(), nullptr);
+    seen = *ctx.response();
+    ctx.db()
+        .prepare("INSERT INTO results VALUES (?, ?, ?, 1)")
+        .bind_all(ctx.incoming().body.at("order").get<std::string>(), ctx.response()->status,
+                  ctx.response()->body)
+        .run();
+  });
+  EXPECT_TRUE(ep.requeue_error(errors[0].seq));
+  quiesce(ep);
+  EXPECT_EQ(runs, 1);
+  EXPECT_TRUE(ep.errors().empty());
+  EXPECT_EQ(seen.status, 402u);
+  EXPECT_EQ(seen.body, R"({"reply":1})");
+  EXPECT_EQ(seen.outcome, "replayed");  // as the GET had brought it
+  EXPECT_NE(seen.content_type.find("application/json"), std::string::npos) << seen.content_type;
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE order_id = 'o-1' AND status = 402 AND n = 1"), 1);
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(server.rows().tombstone, 1);
+}
+
+// A GET that finds no stored response (here: the id was DELETEd behind the runtime's back) puts
+// the follow-up in the error queue with the problem, and the id still gets its DELETE. Requeued,
+// it has no response to run with: it GETs again and goes back to the error queue.
+TEST_F(invoke_http, a_follow_up_whose_get_finds_the_id_consumed_is_error_queued_and_deleted) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});
+  ASSERT_EQ(ep.process_due(), 1u);  // handler committed
+  ASSERT_EQ(ep.publish_due(), 1u);  // POST executed, follow-up queued
+  auto& s = db_.prepare("SELECT url FROM exactly_invocations WHERE state = 2");
+  ASSERT_TRUE(s.step());
+  const std::string url = s.text(0);
+  s.reset();
+  http_client c(server.port());
+  ASSERT_EQ(c.request("DELETE", url.substr(url.find("/vectors")), "", alice).status, 204u);
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM results"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+  auto errors = ep.errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].msg.type, "bill_result");
+  EXPECT_NE(errors[0].error.find("request-consumed"), std::string::npos) << errors[0].error;
+
+  EXPECT_TRUE(ep.requeue_error(errors[0].seq));
+  quiesce(ep);
+  errors = ep.errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].error.find("request-consumed"), std::string::npos) << errors[0].error;
+  EXPECT_EQ(q("SELECT count(*) FROM results"), 0);
 }
 
 // A transport whose first batches throw, as a bug or an exhausted resource would.

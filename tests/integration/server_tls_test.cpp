@@ -109,7 +109,7 @@ TEST_F(server_tls, a_client_runtime_invokes_over_https_exactly_once) {
   EXPECT_TRUE(eventually([&] {
     ep.run_until_idle();
     return db.query_int64("SELECT count(*) FROM results WHERE status = 200") == n &&
-           ep.invocations().pending() == 0;
+           ep.pending_invocations() == 0;
   }));
   EXPECT_EQ(server.executions_total(), n);
   EXPECT_EQ(server.rows().tombstone, n);

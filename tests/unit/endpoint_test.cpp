@@ -1,5 +1,7 @@
 // Endpoints on a shared SQLite database: atomic handling, retries, error queue, restarts.
 
+#include "client/src/queue_store.hpp"
+
 #include <exactly/client/endpoint.hpp>
 #include <exactly/common/request_id.hpp>
 
@@ -61,7 +63,7 @@ TEST_F(endpoint_test, handler_state_sends_and_consumption_commit_together) {
   orders_ep.send("orders", {.type = "submit_order", .body = {{"id", "o-1"}, {"amount", 5}}});
   EXPECT_EQ(orders_ep.process_due(), 1u);
   EXPECT_EQ(orders(), 1);
-  EXPECT_EQ(orders_ep.queues().queued("orders"), 0);
+  EXPECT_EQ(orders_ep.queued(), 0);
   EXPECT_EQ(billing.process_due(), 1u);
   EXPECT_EQ(billed, 1);
   EXPECT_EQ(billing.process_due(), 0u);  // nothing handled twice
@@ -86,9 +88,9 @@ TEST_F(endpoint_test, a_failing_handler_changes_nothing_is_retried_then_error_qu
   now_ += 10;
   EXPECT_EQ(ep.process_due(), 1u);  // third attempt fails: error queue
   EXPECT_EQ(calls, 3);
-  EXPECT_EQ(orders(), 0);                       // every attempt rolled back
-  EXPECT_EQ(ep.queues().queued("billing"), 0);  // and its sends with it
-  const auto errors = ep.queues().errors("orders");
+  EXPECT_EQ(orders(), 0);                             // every attempt rolled back
+  EXPECT_EQ(queue_store(*db_).queued("billing"), 0);  // and its sends with it
+  const auto errors = ep.errors();
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_EQ(errors[0].msg.id, "m-1");
   EXPECT_EQ(errors[0].attempts, 3);
@@ -98,14 +100,10 @@ TEST_F(endpoint_test, a_failing_handler_changes_nothing_is_retried_then_error_qu
   ep.on("submit_order", [&](handler_context& ctx) {
     ctx.db().prepare("INSERT INTO orders VALUES ('fixed', 1)").run();
   });
-  {
-    sqlite::transaction tx(*db_);
-    EXPECT_TRUE(ep.queues().requeue_error(errors[0].seq, now_));
-    tx.commit();
-  }
+  EXPECT_TRUE(ep.requeue_error(errors[0].seq));
   EXPECT_EQ(ep.process_due(), 1u);
   EXPECT_EQ(orders(), 1);
-  EXPECT_TRUE(ep.queues().errors("orders").empty());
+  EXPECT_TRUE(ep.errors().empty());
 }
 
 TEST_F(endpoint_test, unknown_types_and_bad_bodies_go_to_the_error_queue) {
@@ -118,7 +116,7 @@ TEST_F(endpoint_test, unknown_types_and_bad_bodies_go_to_the_error_queue) {
   ep.process_due();
   now_ += 100;
   ep.process_due();
-  const auto errors = ep.queues().errors("orders");
+  const auto errors = ep.errors();
   ASSERT_EQ(errors.size(), 2u);
   EXPECT_NE(errors[0].error.find("no handler"), std::string::npos);
   EXPECT_EQ(errors[1].attempts, 3);
@@ -142,9 +140,10 @@ TEST_F(endpoint_test, a_message_id_is_queued_once) {
   endpoint ep("orders", *db_, opts());
   ep.send("orders", {.id = "same", .type = "t", .body = nullptr});
   ep.send("orders", {.id = "same", .type = "t", .body = nullptr});
-  EXPECT_EQ(ep.queues().queued("orders"), 1);
-  EXPECT_EQ(ep.queues().next_due_ms("orders"), now_.load());
-  EXPECT_EQ(ep.queues().next_due_ms("billing"), std::nullopt);
+  EXPECT_EQ(ep.queued(), 1);
+  queue_store queues(*db_);
+  EXPECT_EQ(queues.next_due_ms("orders"), now_.load());
+  EXPECT_EQ(queues.next_due_ms("billing"), std::nullopt);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-#include <exactly/client/invocation_store.hpp>
+#include "client/src/invocation_store.hpp"
+
 #include <exactly/common/request_id.hpp>
 
 #include <gtest/gtest.h>
@@ -29,13 +30,13 @@ TEST(invocation_store, steps_move_once_and_rows_round_trip) {
     EXPECT_TRUE(s.due(invocation_state::post_pending, 499, 10).empty());
     EXPECT_EQ(s.due(invocation_state::post_pending, 500, 10)[0].attempts, 1);
 
-    EXPECT_TRUE(s.transition("r1", invocation_state::post_pending,
+    EXPECT_TRUE(s.move_if_in("r1", invocation_state::post_pending,
                              invocation_state::awaiting_follow_up, 600));
     // A second publisher that read the row before: its transition fails, so it queues nothing.
-    EXPECT_FALSE(s.transition("r1", invocation_state::post_pending,
+    EXPECT_FALSE(s.move_if_in("r1", invocation_state::post_pending,
                               invocation_state::awaiting_follow_up, 600));
     EXPECT_TRUE(s.due(invocation_state::post_pending, 1000, 10).empty());
-    EXPECT_TRUE(s.transition("r1", invocation_state::awaiting_follow_up,
+    EXPECT_TRUE(s.move_if_in("r1", invocation_state::awaiting_follow_up,
                              invocation_state::delete_pending, 700));
     EXPECT_EQ(s.due(invocation_state::delete_pending, 700, 10)[0].attempts, 0);
     EXPECT_EQ(s.pending(), 1);

@@ -1,74 +1,190 @@
-// Every step of an invocation against every server answer.
+// The client's invocation lifecycle machine: every state × every event, written out; answers
+// classified by status; the retry rules.
 
-#include <exactly/client/invocation.hpp>
+#include "client/src/invocation_lifecycle.hpp"
 
 #include <gtest/gtest.h>
 
-#include <set>
+#include <map>
+#include <utility>
 
 namespace exactly::client {
 namespace {
 
-answer http(unsigned status, bool outcome = false) {
-  return {false, status, outcome, ""};
-}
-answer lost() {
-  return {true, 0, false, ""};
-}
+using S = invocation_state;
+using E = lifecycle_event;
+using A = lifecycle_action;
 
-TEST(invocation, lost_answers_are_retried_at_every_step) {
-  for (verb s : {verb::put, verb::post, verb::get, verb::delete_})
-    EXPECT_EQ(decide(s, lost()), next::retry);
-}
+// Answer events grouped as the rules treat them.
+constexpr E resend_answers[] = {E::answer_no_answer, E::answer_credentials_refused, E::answer_busy,
+                                E::answer_server_error};
+constexpr E refusal_answers[] = {E::answer_no_content, E::answer_not_found, E::answer_conflict,
+                                 E::answer_gone,       E::answer_too_large, E::answer_unprocessable,
+                                 E::answer_other};
+constexpr E handler_events[] = {E::put_tries_exhausted, E::handler_committed, E::handler_failed,
+                                E::attempts_exhausted, E::attempt_abandoned};
 
-TEST(invocation, put) {
-  EXPECT_EQ(decide(verb::put, http(201)), next::advance);
-  EXPECT_EQ(decide(verb::put, http(200)), next::advance);  // a lost first PUT had staged it
-  for (unsigned st : {400u, 409u, 410u, 413u, 422u}) {
-    EXPECT_EQ(decide(verb::put, http(st)), next::fail_handler) << st;
+using table = std::map<std::pair<S, E>, lifecycle_step>;
+
+// The expected machine, state by state. Each state lists each event once.
+table expected() {
+  table t;
+  const auto row = [&t](S s, E e, S next, A a) {
+    EXPECT_TRUE(t.emplace(std::pair{s, e}, lifecycle_step{next, a}).second)
+        << name_of(s) << " × " << name_of(e) << " listed twice";
+  };
+
+  // put_sent: the PUT of a handler attempt, answer not known yet.
+  row(S::put_sent, E::answer_created, S::staged, A::commit_when_staged);
+  row(S::put_sent, E::answer_ok, S::staged, A::commit_when_staged);  // a lost try had staged it
+  for (E e : resend_answers)
+    row(S::put_sent, e, S::put_sent, A::resend);
+  row(S::put_sent, E::answer_stored_response, S::delete_pending, A::fail_handler);
+  for (E e : refusal_answers)
+    row(S::put_sent, e, S::delete_pending, A::fail_handler);
+  row(S::put_sent, E::put_tries_exhausted, S::delete_pending, A::fail_handler);
+  row(S::put_sent, E::handler_committed, S::put_sent, A::commit_when_staged);
+  row(S::put_sent, E::handler_failed, S::delete_pending, A::queue_cleanup_delete);
+  row(S::put_sent, E::attempts_exhausted, S::delete_pending, A::queue_cleanup_delete);
+  row(S::put_sent, E::attempt_abandoned, S::delete_pending, A::queue_cleanup_delete);
+
+  // staged: the handler attempt has not committed; nothing is sent meanwhile.
+  for (E e : all_events) {
+    if (e == E::handler_committed)
+      row(S::staged, e, S::post_pending, A::queue_post);
+    else if (e == E::handler_failed || e == E::attempts_exhausted || e == E::attempt_abandoned)
+      row(S::staged, e, S::delete_pending, A::queue_cleanup_delete);
+    else
+      row(S::staged, e, S::staged, A::none);
   }
-  for (unsigned st : {401u, 403u, 408u, 429u, 500u, 502u, 503u}) {
-    EXPECT_EQ(decide(verb::put, http(st)), next::retry) << st;
+
+  // post_pending: POST until a stored response; any other answer is a protocol fault.
+  row(S::post_pending, E::answer_stored_response, S::awaiting_follow_up, A::queue_follow_up);
+  for (E e : resend_answers)
+    row(S::post_pending, e, S::post_pending, A::resend);
+  for (E e : refusal_answers)
+    row(S::post_pending, e, S::delete_pending, A::error_queue_follow_up);
+  row(S::post_pending, E::answer_created, S::delete_pending, A::error_queue_follow_up);
+  row(S::post_pending, E::answer_ok, S::delete_pending, A::error_queue_follow_up);
+  for (E e : handler_events)
+    row(S::post_pending, e, S::post_pending, A::none);
+
+  // awaiting_follow_up: GET the stored response, run the follow-up handler with it.
+  row(S::awaiting_follow_up, E::answer_stored_response, S::awaiting_follow_up, A::run_follow_up);
+  for (E e : resend_answers)
+    row(S::awaiting_follow_up, e, S::awaiting_follow_up, A::resend);
+  for (E e : refusal_answers)
+    row(S::awaiting_follow_up, e, S::delete_pending, A::error_queue_follow_up);
+  row(S::awaiting_follow_up, E::answer_created, S::delete_pending, A::error_queue_follow_up);
+  row(S::awaiting_follow_up, E::answer_ok, S::delete_pending, A::error_queue_follow_up);
+  row(S::awaiting_follow_up, E::put_tries_exhausted, S::awaiting_follow_up, A::none);
+  row(S::awaiting_follow_up, E::handler_committed, S::delete_pending, A::queue_delete);
+  row(S::awaiting_follow_up, E::handler_failed, S::awaiting_follow_up, A::retry_follow_up);
+  row(S::awaiting_follow_up, E::attempts_exhausted, S::delete_pending,
+      A::error_queue_follow_up_with_response);
+  row(S::awaiting_follow_up, E::attempt_abandoned, S::awaiting_follow_up, A::none);
+
+  // delete_pending: DELETE until 204 (404: the server does not know the id for us).
+  for (E e : all_events) {
+    if (e == E::answer_no_content || e == E::answer_not_found)
+      row(S::delete_pending, e, S::done, A::forget);
+    else if (static_cast<int>(e) <= static_cast<int>(E::answer_other))
+      row(S::delete_pending, e, S::delete_pending, A::resend);
+    else
+      row(S::delete_pending, e, S::delete_pending, A::none);
+  }
+
+  // done: nothing is left.
+  for (E e : all_events)
+    row(S::done, e, S::done, A::none);
+  return t;
+}
+
+TEST(invocation_lifecycle, every_state_and_event_has_its_expected_step) {
+  const table t = expected();
+  EXPECT_EQ(t.size(), all_states.size() * all_events.size());  // nothing missing or extra
+  for (S s : all_states) {
+    for (E e : all_events) {
+      const auto want = t.find({s, e});
+      ASSERT_NE(want, t.end()) << name_of(s) << " × " << name_of(e) << " has no expected step";
+      const lifecycle_step got = on_event(s, e);
+      EXPECT_EQ(got, want->second)
+          << name_of(s) << " × " << name_of(e) << ": got " << name_of(got.next) << "/"
+          << name_of(got.action) << ", want " << name_of(want->second.next) << "/"
+          << name_of(want->second.action);
+    }
   }
 }
 
-TEST(invocation, post_and_get_take_any_stored_outcome) {
-  for (verb s : {verb::post, verb::get}) {
-    for (unsigned st : {200u, 201u, 402u, 422u, 500u, 503u}) {
-      EXPECT_EQ(decide(s, http(st, true)), next::advance) << st;  // business outcomes
-    }
-    for (unsigned st : {404u, 410u, 409u, 400u}) {
-      EXPECT_EQ(decide(s, http(st)), next::error_queue) << st;  // never re-invoked
-    }
-    for (unsigned st : {500u, 502u, 503u, 504u, 408u, 429u, 401u}) {
-      EXPECT_EQ(decide(s, http(st)), next::retry) << st;
-    }
-  }
+TEST(invocation_lifecycle, every_status_has_its_answer_class) {
+  const std::pair<unsigned, answer_class> without_outcome[] = {
+      {201, answer_class::created},
+      {200, answer_class::ok},
+      {204, answer_class::no_content},
+      {401, answer_class::credentials_refused},
+      {403, answer_class::credentials_refused},
+      {404, answer_class::not_found},
+      {408, answer_class::busy},
+      {429, answer_class::busy},
+      {409, answer_class::conflict},
+      {410, answer_class::gone},
+      {413, answer_class::too_large},
+      {422, answer_class::unprocessable},
+      {400, answer_class::other},
+      {405, answer_class::other},
+      {431, answer_class::other},
+      {302, answer_class::other},
+      {202, answer_class::other},
+      {500, answer_class::server_error},
+      {502, answer_class::server_error},
+      {503, answer_class::server_error},
+      {504, answer_class::server_error},
+  };
+  for (const auto& [status, want] : without_outcome)
+    EXPECT_EQ(classify(false, status, false), want) << status;
+  // A stored response, business 4xx and 5xx included, is told by its outcome header.
+  for (unsigned status : {200u, 201u, 402u, 404u, 409u, 422u, 500u, 503u})
+    EXPECT_EQ(classify(false, status, true), answer_class::stored_response) << status;
+  for (unsigned status : {0u, 200u, 500u})
+    EXPECT_EQ(classify(true, status, false), answer_class::no_answer);
 }
 
-TEST(invocation, delete_until_204) {
-  EXPECT_EQ(decide(verb::delete_, http(204)), next::advance);
-  EXPECT_EQ(decide(verb::delete_, http(404)), next::advance);
-  for (unsigned st : {500u, 503u, 401u, 400u})
-    EXPECT_EQ(decide(verb::delete_, http(st)), next::retry);
+TEST(invocation_lifecycle, each_sending_state_sends_its_verb) {
+  EXPECT_EQ(request_of(S::put_sent), verb::put);
+  EXPECT_EQ(request_of(S::staged), std::nullopt);
+  EXPECT_EQ(request_of(S::post_pending), verb::post);
+  EXPECT_EQ(request_of(S::awaiting_follow_up), verb::get);
+  EXPECT_EQ(request_of(S::delete_pending), verb::delete_);
+  EXPECT_EQ(request_of(S::done), std::nullopt);
 }
 
-TEST(invocation, decide_is_total) {
-  for (verb s : {verb::put, verb::post, verb::get, verb::delete_}) {
-    for (unsigned st = 100; st < 600; ++st) {
+// Every status, with and without the outcome header, through every sending state: never stuck
+// without a next step, never a protocol fault on DELETE, never a failed handler after commit.
+TEST(invocation_lifecycle, every_answer_to_every_request_has_a_step) {
+  for (S s : all_states) {
+    if (!request_of(s))
+      continue;
+    for (unsigned status = 100; status < 600; ++status) {
       for (bool outcome : {false, true}) {
-        const next n = decide(s, http(st, outcome));
-        EXPECT_TRUE(n == next::advance || n == next::retry || n == next::fail_handler ||
-                    n == next::error_queue);
-        if (s == verb::delete_) {
-          EXPECT_NE(n, next::error_queue);
+        const lifecycle_step step = on_event(s, answer_event(classify(false, status, outcome)));
+        EXPECT_NE(step.action, A::none) << name_of(s) << " " << status;
+        if (s == S::delete_pending) {
+          EXPECT_NE(step.action, A::error_queue_follow_up) << status;
         }
-        if (s != verb::put) {
-          EXPECT_NE(n, next::fail_handler);
+        if (s != S::put_sent) {
+          EXPECT_NE(step.action, A::fail_handler) << status;
         }
       }
     }
   }
+}
+
+TEST(invocation_lifecycle, a_handler_fails_until_its_attempts_are_exhausted) {
+  EXPECT_EQ(handler_failure(0, 3), E::handler_failed);
+  EXPECT_EQ(handler_failure(1, 3), E::handler_failed);
+  EXPECT_EQ(handler_failure(2, 3), E::attempts_exhausted);
+  EXPECT_EQ(handler_failure(0, 1), E::attempts_exhausted);
+  EXPECT_EQ(handler_failure(7, 3), E::attempts_exhausted);
 }
 
 }  // namespace

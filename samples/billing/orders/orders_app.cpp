@@ -132,17 +132,14 @@ std::vector<std::unique_ptr<client::endpoint>> make_endpoints(sqlite::connection
 }
 
 void submit(sqlite::connection& db, const std::vector<order>& orders) {
-  client::queue_store queues(db);
-  const std::int64_t now = system_now_ms();
   sqlite::transaction tx(db);
   for (const order& o : orders) {
-    queues.enqueue(orders_endpoint,
-                   {.id = "submit-" + o.order_id,
-                    .type = "submit_order",
-                    .body = {{"order_id", o.order_id},
-                             {"customer_id", o.customer_id},
-                             {"amount_cents", o.amount_cents}}},
-                   now);
+    client::send_in_transaction(db, orders_endpoint,
+                                {.id = "submit-" + o.order_id,
+                                 .type = "submit_order",
+                                 .body = {{"order_id", o.order_id},
+                                          {"customer_id", o.customer_id},
+                                          {"amount_cents", o.amount_cents}}});
   }
   tx.commit();
 }

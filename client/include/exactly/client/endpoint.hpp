@@ -6,21 +6,15 @@
 // PUT, POST, GET and DELETE are carried out here step by step. Not thread-safe: one thread drives
 // an endpoint (several endpoints, even in several processes, may share a database file).
 
-#include <exactly/client/attempt_journal.hpp>
 #include <exactly/client/http_transport.hpp>
-#include <exactly/client/invocation_store.hpp>
 #include <exactly/client/message.hpp>
-#include <exactly/client/queue_store.hpp>
 #include <exactly/common/clock.hpp>
 #include <exactly/common/sqlite.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
-#include <future>
-#include <map>
 #include <memory>
-#include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,7 +39,8 @@ struct endpoint_options {
   std::chrono::milliseconds retry_cap{30000};
   clock_fn clock = system_now_ms;
   std::shared_ptr<http_transport> transport{};  // required for invoke_http
-  // Where ids PUT by uncommitted attempts are journaled; "" = attempt_journal_path(db path).
+  // Where ids PUT by uncommitted attempts are journaled; "" = "<db path>.attempts" (":memory:"
+  // for an in-memory database).
   std::string attempt_journal{};
   // A journaled id this old whose handler never committed is DELETEd by publish_due().
   std::chrono::milliseconds orphan_grace{5000};
@@ -56,18 +51,18 @@ struct endpoint_options {
 inline constexpr const char* request_id_header = "exactly-request-id";
 inline constexpr const char* url_header = "exactly-url";
 
-class endpoint;
+namespace detail {
+struct handler_scope;  // what the runtime lends a running handler
+}
 
 // What a handler sees. Valid only during the handler call.
 class handler_context {
  public:
-  handler_context(endpoint& ep, std::int64_t now_ms, const message& incoming,
-                  const http_result* response)
-      : ep_(ep), now_ms_(now_ms), incoming_(incoming), response_(response) {}
+  explicit handler_context(detail::handler_scope& scope) : scope_(scope) {}
 
   // The database the queue lives in: the user's state changes commit with the handler.
   sqlite::connection& db();
-  const message& incoming() const { return incoming_; }
+  const message& incoming() const;
   std::string_view endpoint_name() const;
   // Queues `m` for endpoint `to` in this database, committed only if the handler commits.
   // An empty m.id gets a fresh UUIDv7.
@@ -79,13 +74,10 @@ class handler_context {
   std::string invoke_http(std::string_view url_template, std::string_view body,
                           std::string_view content_type, message follow_up);
   // In a follow-up handler: the stored response of its interaction; nullptr elsewhere.
-  const http_result* response() const { return response_; }
+  const http_result* response() const;
 
  private:
-  endpoint& ep_;
-  std::int64_t now_ms_;
-  const message& incoming_;
-  const http_result* response_;
+  detail::handler_scope& scope_;
 };
 
 using handler = std::function<void(handler_context&)>;
@@ -94,6 +86,9 @@ class endpoint {
  public:
   // Migrates the client schema in `db`, which must outlive the endpoint.
   endpoint(std::string name, sqlite::connection& db, endpoint_options opts = {});
+  ~endpoint();
+  endpoint(endpoint&&) noexcept;
+  endpoint& operator=(endpoint&&) = delete;
 
   // Registers the handler of `type`; a later registration replaces an earlier one.
   void on(std::string type, handler h);
@@ -116,46 +111,26 @@ class endpoint {
   std::size_t publish_due(int limit = 64);
   // Runs process_due and publish_due until neither has anything due now.
   void run_until_idle();
-  invocation_store& invocations() { return invocations_; }
 
-  const std::string& name() const { return name_; }
-  queue_store& queues() { return queues_; }
+  const std::string& name() const;
+  // Messages in this endpoint's queue.
+  std::int64_t queued();
+  // invoke_http calls of this database not finished yet (POST, follow-up or DELETE to come).
+  std::int64_t pending_invocations();
+  // This endpoint's error queue, oldest first.
+  std::vector<error_entry> errors();
+  // Puts error-queue entry `seq` back in its queue, attempts reset; false if there is none. A
+  // follow-up error-queued by its handler keeps its stored response and runs with it again.
+  bool requeue_error(std::int64_t seq);
 
  private:
-  std::string name_;
-  sqlite::connection& db_;
-  endpoint_options opts_;
-  queue_store queues_;
-  invocation_store invocations_;
-  std::map<std::string, handler, std::less<>> handlers_;
-  std::mt19937_64 rng_{std::random_device{}()};
-  attempt_journal journal_;
-  std::vector<journal_entry> attempt_puts_;  // ids PUT by the attempt in progress
-  // A PUT sent by invoke_http whose answer the batch awaits before its commit.
-  struct put_in_flight {
-    http_call call;
-    std::future<http_result> answer;
-    std::size_t handler;  // index in the batch
-  };
-  bool puts_in_flight_mode_ = false;  // invoke_http does not wait for its PUT's answer
-  std::size_t running_handler_ = 0;   // index in the batch of the handler being run
-  std::vector<put_in_flight> puts_in_flight_;
-
-  // PUTs `call` until it is staged, refused, or three tries found the server unavailable;
-  // `first` is the answer of a try already made. Returns the last answer.
-  http_result put(const http_call& call, std::optional<http_result> first = std::nullopt);
-
-  // Runs `batch` in one transaction; false when, with PUTs in flight, a committed handler's PUT
-  // was not accepted (then nothing of it committed and every id it PUT is queued for DELETE).
-  bool run_batch(const std::vector<queued_message>& batch,
-                 const std::vector<std::optional<http_result>>& responses,
-                 const std::vector<next>& get_decisions, std::int64_t now, bool puts_in_flight,
-                 std::size_t& done);
-
-  friend class handler_context;
-  std::int64_t backoff_until(int attempts, std::int64_t now);
-  // Queues DELETEs for ids whose attempts ended without committing.
-  std::size_t recover_orphans(std::int64_t now);
+  struct impl;
+  std::unique_ptr<impl> impl_;
 };
+
+// Queues `m` for endpoint `to` in the caller's open transaction on `db`, for code outside handlers
+// that changes its own state together with sending (creates the client tables if needed). An
+// empty m.id gets a fresh UUIDv7; a message id already queued there is ignored.
+void send_in_transaction(sqlite::connection& db, std::string_view to, message m);
 
 }  // namespace exactly::client

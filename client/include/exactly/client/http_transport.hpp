@@ -1,8 +1,6 @@
 #pragma once
 // How the runtime sends the protocol's requests. The runtime decides, the transport only sends.
 
-#include <exactly/client/invocation.hpp>
-
 #include <chrono>
 #include <future>
 #include <map>
@@ -20,9 +18,6 @@ struct http_result {
   std::string content_type;
   std::string outcome;  // Exactly-Once-Outcome value, "" when absent
   std::string body;
-
-  // The facts the invocation state machine decides on.
-  answer facts() const;
 };
 
 // One request of a send_all() batch.

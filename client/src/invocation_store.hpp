@@ -3,6 +3,8 @@
 // follow-up committed) the DELETE to send. Rows live in the endpoint's database and change only
 // inside the caller's transaction.
 
+#include "invocation_lifecycle.hpp"
+
 #include <exactly/client/message.hpp>
 #include <exactly/common/sqlite.hpp>
 
@@ -12,8 +14,6 @@
 #include <vector>
 
 namespace exactly::client {
-
-enum class invocation_state { post_pending = 1, awaiting_follow_up = 2, delete_pending = 3 };
 
 struct invocation_row {
   std::string request_id;
@@ -27,6 +27,7 @@ class invocation_store {
  public:
   explicit invocation_store(sqlite::connection& db);
 
+  // Records a committed invocation: post_pending.
   void add(const invocation_row& row, std::int64_t now_ms);
   // Queues the DELETE of an id PUT by an attempt that never committed (no follow-up); an id
   // already recorded is left as it is.
@@ -34,9 +35,10 @@ class invocation_store {
                    std::int64_t now_ms);
   bool contains(std::string_view request_id);
   std::vector<invocation_row> due(invocation_state s, std::int64_t now_ms, int limit);
-  // Moves the row from `from` to `to` (attempts reset); false if it was not in `from`, so two
-  // processes sharing the database never both complete the same step.
-  bool transition(std::string_view request_id, invocation_state from, invocation_state to,
+  // Rows of the stored states only: post_pending, awaiting_follow_up, delete_pending.
+  // Moves the row from `from` to `to` (attempts reset) only if it is in `from` now; false if it was
+  // not, so two publishers sharing the database never both complete the same step.
+  bool move_if_in(std::string_view request_id, invocation_state from, invocation_state to,
                   std::int64_t due_ms);
   void retry_later(std::string_view request_id, std::int64_t due_ms, std::string_view error);
   void remove(std::string_view request_id);

@@ -22,15 +22,6 @@ struct queued_message {
   int attempts = 0;  // failed handler attempts so far
 };
 
-struct error_entry {
-  std::int64_t seq = 0;
-  std::string endpoint;
-  message msg;
-  int attempts = 0;
-  std::string error;  // the last failure (exception text or protocol problem)
-  std::int64_t failed_ms = 0;
-};
-
 class queue_store {
  public:
   // Migrates the client schema in `db`. Throws sqlite::error.
@@ -43,12 +34,17 @@ class queue_store {
   std::vector<queued_message> due(std::string_view endpoint, std::int64_t now_ms, int limit);
   // When the next message of `endpoint` is due; nullopt if the queue is empty.
   std::optional<std::int64_t> next_due_ms(std::string_view endpoint);
+  // Whether the message is still queued (another process sharing the queue may have taken it).
+  bool contains(std::int64_t seq);
   // Removes a processed message.
   void consume(std::int64_t seq);
   // Records a failed attempt; the message is due again at `retry_at_ms`.
   void retry_later(std::int64_t seq, std::int64_t retry_at_ms, std::string_view error);
   // Moves the message to the error queue with `error` and its attempt count.
   void move_to_errors(std::int64_t seq, std::string_view error, std::int64_t now_ms);
+  // The same, the message carrying `headers` instead of its own into the error queue.
+  void move_to_errors(std::int64_t seq, std::string_view error, std::int64_t now_ms,
+                      const nlohmann::json& headers);
   // Puts `m` straight into `endpoint`'s error queue (a protocol fault found outside a handler).
   void add_error(std::string_view endpoint, const message& m, int attempts, std::string_view error,
                  std::int64_t now_ms);

@@ -1,0 +1,116 @@
+// The PUTs of a batch's handler attempts: journaled, sent, awaited, and cleaned up.
+#include "attempt_puts.hpp"
+
+#include "http_answers.hpp"
+
+#include <exactly/common/backoff.hpp>
+#include <exactly/common/crash_point.hpp>
+
+#include <stdexcept>
+#include <thread>
+
+namespace exactly::client {
+namespace {
+
+// An unanswered or busy-answered PUT is sent again, quickly, before the attempt fails.
+constexpr backoff_policy put_retry{std::chrono::milliseconds(20), std::chrono::milliseconds(80)};
+
+}  // namespace
+
+attempt_puts::attempt_puts(endpoint_core& core, put_wait wait, std::int64_t now_ms)
+    : core_(core), wait_(wait), now_ms_(now_ms) {}
+
+void attempt_puts::begin_attempt(std::size_t handler) {
+  handler_ = handler;
+  attempt_.clear();
+}
+
+void attempt_puts::send(const journal_entry& put, std::string_view content_type,
+                        std::string_view body) {
+  // Journaled before the PUT: DELETEd later if this attempt does not commit, even after a crash.
+  attempt_.push_back(put);
+  batch_.push_back(put);
+  core_.journal.record(core_.name, put, now_ms_);
+  http_call call{"PUT", put.url, std::string(content_type), std::string(body)};
+  if (wait_ == put_wait::before_commit) {  // its answer is awaited before the batch commits
+    auto answer = core_.opts.transport->start(call);
+    awaited_.push_back({std::move(call), std::move(answer), handler_});
+    return;
+  }
+  const put_result r = send_until_answered(call, std::nullopt);
+  if (r.step.action == lifecycle_action::fail_handler) {
+    // A lost answer may hide a staged id: it gets a DELETE in the handler's own savepoint, so a
+    // handler that catches this and commits still cleans it up.
+    core_.invocations.add_cleanup(put.request_id, core_.name, put.url, now_ms_);
+    throw std::runtime_error("invoke_http " + describe_answer("PUT", r.answer));
+  }
+  crash_point("client.after_put_before_commit");
+}
+
+attempt_puts::put_result attempt_puts::send_until_answered(const http_call& call,
+                                                           std::optional<http_result> first) {
+  const auto send = [&] {
+    return core_.opts.transport->send(call.method, call.url, call.content_type, call.body);
+  };
+  put_result r{first ? std::move(*first) : send(), {}};
+  r.step = on_event(invocation_state::put_sent, answer_event(r.answer));
+  for (int tries = 1; r.step.action == lifecycle_action::resend; ++tries) {
+    if (tries == max_put_tries) {
+      r.step = on_event(invocation_state::put_sent, lifecycle_event::put_tries_exhausted);
+      break;
+    }
+    std::this_thread::sleep_for(put_retry.delay(tries - 1, core_.rng));
+    r.answer = send();
+    r.step = on_event(invocation_state::put_sent, answer_event(r.answer));
+  }
+  return r;
+}
+
+void attempt_puts::queue_deletes(const std::vector<journal_entry>& puts, invocation_state state,
+                                 lifecycle_event e) {
+  if (on_event(state, e).action != lifecycle_action::queue_cleanup_delete)
+    return;
+  for (const journal_entry& p : puts)
+    core_.invocations.add_cleanup(p.request_id, core_.name, p.url, now_ms_);
+}
+
+void attempt_puts::end_failed_attempt(lifecycle_event failure) {
+  // Awaited PUTs are still put_sent; a PUT awaited in its handler got as far as staged.
+  queue_deletes(
+      attempt_,
+      wait_ == put_wait::before_commit ? invocation_state::put_sent : invocation_state::staged,
+      failure);
+}
+
+bool attempt_puts::staged_for_commit(const std::vector<bool>& committed) {
+  if (awaited_.empty())
+    return true;
+  // A failed handler's PUTs already have their DELETE; a committed one's must all be staged.
+  bool all_staged = true;
+  for (awaited_put& p : awaited_) {
+    http_result answer;
+    try {
+      answer = p.answer.get();
+    } catch (const std::exception& e) {  // a transport's own failure: no answer, sent again
+      answer.transport_failed = true;
+      answer.error = e.what();
+    }
+    if (committed[p.handler]) {
+      all_staged &=
+          send_until_answered(p.call, std::move(answer)).step.next == invocation_state::staged;
+    }
+  }
+  if (all_staged)
+    crash_point("client.after_put_before_commit");
+  return all_staged;
+}
+
+void attempt_puts::abandon_batch() {
+  queue_deletes(batch_, invocation_state::put_sent, lifecycle_event::attempt_abandoned);
+}
+
+void attempt_puts::forget() {
+  core_.journal.forget(batch_);
+}
+
+}  // namespace exactly::client

@@ -1,0 +1,65 @@
+#pragma once
+// The PUTs of a batch's handler attempts: journaled before they are sent, then awaited either in
+// the handler (put_wait::in_handler) or all together before the batch commits
+// (put_wait::before_commit), and given a cleanup DELETE when their attempt does not commit.
+
+#include "attempt_journal.hpp"
+#include "endpoint_core.hpp"
+#include "invocation_lifecycle.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <future>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace exactly::client {
+
+class attempt_puts {
+ public:
+  attempt_puts(endpoint_core& core, put_wait wait, std::int64_t now_ms);
+
+  // The handler at `handler` (index in the batch) starts an attempt.
+  void begin_attempt(std::size_t handler);
+  // Journals `put` (committed before the PUT goes out) and sends it. With put_wait::in_handler it
+  // returns once the PUT is staged, or queues the id's DELETE in the handler's transaction and
+  // throws; with put_wait::before_commit it returns at once.
+  void send(const journal_entry& put, std::string_view content_type, std::string_view body);
+  // The attempt in progress ended with `failure` (handler_failed or attempts_exhausted): each id it
+  // PUT gets a DELETE, in the caller's transaction.
+  void end_failed_attempt(lifecycle_event failure);
+  // put_wait::before_commit: waits for every PUT of the batch; true when each PUT of a handler
+  // that committed (`committed[handler]`) is staged. Always true with put_wait::in_handler.
+  bool staged_for_commit(const std::vector<bool>& committed);
+  // The batch does not commit: each id it PUT gets a DELETE, in the caller's transaction.
+  void abandon_batch();
+  // The batch ended: its ids belong to invocation or cleanup rows now, not to the journal.
+  void forget();
+
+ private:
+  struct awaited_put {
+    http_call call;
+    std::future<http_result> answer;
+    std::size_t handler;
+  };
+  struct put_result {
+    http_result answer;
+    lifecycle_step step;
+  };
+  // Sends `call` again while the lifecycle asks for it, at most max_put_tries in all; `first` is
+  // the answer of a try already made.
+  put_result send_until_answered(const http_call& call, std::optional<http_result> first);
+  void queue_deletes(const std::vector<journal_entry>& puts, invocation_state state,
+                     lifecycle_event e);
+
+  endpoint_core& core_;
+  put_wait wait_;
+  std::int64_t now_ms_;
+  std::size_t handler_ = 0;
+  std::vector<journal_entry> attempt_;  // ids PUT by the attempt in progress
+  std::vector<journal_entry> batch_;    // ids PUT by every attempt of the batch
+  std::vector<awaited_put> awaited_;    // put_wait::before_commit: PUTs awaited before commit
+};
+
+}  // namespace exactly::client

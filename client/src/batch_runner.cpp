@@ -1,0 +1,190 @@
+// Runs a batch of due messages in one transaction: GETs first, handlers in savepoints, PUTs
+// awaited before the commit, and the fallback to put_wait::in_handler.
+#include "batch_runner.hpp"
+
+#include "attempt_puts.hpp"
+#include "handler_scope.hpp"
+#include "http_answers.hpp"
+
+#include <exactly/common/crash_point.hpp>
+
+#include <algorithm>
+#include <optional>
+
+namespace exactly::client {
+namespace {
+
+using state = invocation_state;
+
+// A message of the batch as its handler will see it.
+struct prepared_message {
+  std::string request_id;  // the interaction of a follow-up; "" for any other message
+  std::optional<http_result> response;
+  // What the GET's answer asks (run_follow_up when there was no GET).
+  lifecycle_step step{state::awaiting_follow_up, lifecycle_action::run_follow_up};
+};
+
+// Follow-ups first fetch their stored responses, all at once, outside any transaction. One
+// requeued from the error queue with its response kept runs with that response, without a GET.
+std::vector<prepared_message> prepare(endpoint_core& core,
+                                      const std::vector<queued_message>& batch) {
+  std::vector<prepared_message> out(batch.size());
+  std::vector<http_call> calls;
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const nlohmann::json& headers = batch[i].msg.headers;
+    const auto rid = headers.find(request_id_header);
+    if (rid == headers.end())
+      continue;
+    out[i].request_id = rid->get<std::string>();
+    out[i].response = kept_response(headers);
+    if (!out[i].response && core.opts.transport) {
+      calls.push_back({"GET", headers.at(url_header), "", ""});
+      which.push_back(i);
+    }
+  }
+  if (calls.empty())
+    return out;
+  std::vector<http_result> answers = core.opts.transport->send_all(calls);
+  for (std::size_t k = 0; k < which.size(); ++k) {
+    prepared_message& p = out[which[k]];
+    p.step = on_event(state::awaiting_follow_up, answer_event(answers[k]));
+    if (p.step.action == lifecycle_action::run_follow_up)
+      crash_point("client.after_get_before_commit");
+    p.response = std::move(answers[k]);
+  }
+  return out;
+}
+
+// Carries out what a GET that brought no stored response asks: GET again later, or the follow-up
+// goes to the error queue and its id to a DELETE. True when the message left the queue.
+bool carry_out_get_answer(endpoint_core& core, const queued_message& q, const prepared_message& p,
+                          std::int64_t now) {
+  const std::string error = describe_answer("GET", *p.response);
+  if (p.step.action == lifecycle_action::error_queue_follow_up) {
+    core.queues.move_to_errors(q.seq, error, now);
+    core.invocations.move_if_in(p.request_id, state::awaiting_follow_up, p.step.next, now);
+    return true;
+  }
+  core.queues.retry_later(q.seq, core.backoff_until(q.attempts, now), error);
+  return false;
+}
+
+// Carries out a failed handler attempt (`failure`: handler_failed or attempts_exhausted): the
+// message is tried again later or goes to the error queue. A follow-up that goes there keeps the
+// response it was given and hands its id to a DELETE.
+void carry_out_failure(endpoint_core& core, const queued_message& q, const prepared_message& p,
+                       lifecycle_event failure, const std::string& error, std::int64_t now) {
+  if (p.request_id.empty()) {
+    if (failure == lifecycle_event::attempts_exhausted)
+      core.queues.move_to_errors(q.seq, error, now);
+    else
+      core.queues.retry_later(q.seq, core.backoff_until(q.attempts, now), error);
+    return;
+  }
+  const lifecycle_step step = on_event(state::awaiting_follow_up, failure);
+  if (step.action == lifecycle_action::error_queue_follow_up_with_response) {
+    core.queues.move_to_errors(
+        q.seq, error, now, p.response ? keep_response(q.msg.headers, *p.response) : q.msg.headers);
+    core.invocations.move_if_in(p.request_id, state::awaiting_follow_up, step.next, now);
+  } else {
+    core.queues.retry_later(q.seq, core.backoff_until(q.attempts, now), error);
+  }
+}
+
+// Runs `batch` in one transaction; false when, with put_wait::before_commit, a committed
+// handler's PUT was not staged (then nothing of it committed and every id it PUT gets a DELETE).
+bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
+               const std::vector<prepared_message>& prepared, std::int64_t now, put_wait wait,
+               std::size_t& done) {
+  // The batch commits together (one fsync); each message in a savepoint of its own, so a failing
+  // handler rolls back only itself.
+  std::optional<sqlite::transaction> group(std::in_place, core.db);
+  attempt_puts puts(core, wait, now);
+  std::vector<bool> committed(batch.size(), false);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const queued_message& q = batch[i];
+    const prepared_message& p = prepared[i];
+    if (p.step.action != lifecycle_action::run_follow_up) {
+      done += carry_out_get_answer(core, q, p, now) ? 1 : 0;
+      continue;
+    }
+    std::string error;
+    std::optional<lifecycle_event> failure;
+    puts.begin_attempt(i);
+    {
+      sqlite::transaction tx(core.db);
+      // Another process sharing the queue may have taken it since the batch was read.
+      if (!core.queues.contains(q.seq))
+        continue;
+      const auto h = core.handlers.find(q.msg.type);
+      if (h == core.handlers.end()) {
+        error = "no handler for message type " + q.msg.type;
+        failure = lifecycle_event::attempts_exhausted;  // no attempt can succeed
+      } else {
+        try {
+          detail::handler_scope scope{core, puts, now, q.msg, p.response ? &*p.response : nullptr};
+          handler_context ctx(scope);
+          h->second(ctx);
+          if (!p.request_id.empty()) {
+            const lifecycle_step step =
+                on_event(state::awaiting_follow_up, lifecycle_event::handler_committed);
+            core.invocations.move_if_in(p.request_id, state::awaiting_follow_up, step.next, now);
+          }
+          core.queues.consume(q.seq);
+          tx.commit();
+          committed[i] = true;
+          ++done;
+          continue;
+        } catch (const sqlite::error&) {
+          throw;  // storage trouble is not the handler's failure; nothing of the batch commits
+        } catch (const std::exception& e) {
+          error = e.what();
+          failure = handler_failure(q.attempts, core.opts.max_attempts);
+        }
+      }
+    }  // an uncommitted handler's writes are rolled back here
+    // Ids PUT by the failed attempt get a durable DELETE, committed with the failure.
+    puts.end_failed_attempt(*failure);
+    carry_out_failure(core, q, p, *failure, error, now);
+    if (*failure == lifecycle_event::attempts_exhausted)
+      ++done;
+  }
+  if (!puts.staged_for_commit(committed)) {
+    group.reset();  // nothing of the batch commits; every id it PUT gets a durable DELETE
+    sqlite::transaction tx(core.db);
+    puts.abandon_batch();
+    tx.commit();
+    puts.forget();
+    return false;
+  }
+  group->commit();
+  if (std::find(committed.begin(), committed.end(), true) != committed.end())
+    crash_point("client.after_commit_before_post_or_delete");
+  puts.forget();  // their invocation or cleanup rows own them now
+  return true;
+}
+
+}  // namespace
+
+std::size_t run_due_messages(endpoint_core& core, int limit) {
+  const std::int64_t now = core.opts.clock();
+  std::vector<queued_message> batch;
+  {
+    sqlite::transaction read(core.db, sqlite::transaction::mode::deferred);
+    batch = core.queues.due(core.name, now, limit);
+  }
+  if (batch.empty())
+    return 0;
+  const std::vector<prepared_message> prepared = prepare(core, batch);
+  // A batch of one message always waits for its PUTs in the handler.
+  const put_wait wait = batch.size() > 1 ? core.opts.wait_for_put : put_wait::in_handler;
+  std::size_t done = 0;
+  if (!run_batch(core, batch, prepared, now, wait, done)) {
+    done = 0;  // rolled back: once more, each handler waiting for its PUTs
+    run_batch(core, batch, prepared, now, put_wait::in_handler, done);
+  }
+  return done;
+}
+
+}  // namespace exactly::client

@@ -1,0 +1,33 @@
+#pragma once
+// The parts of an endpoint that its handler contexts, batch runner and publisher share.
+
+#include "attempt_journal.hpp"
+#include "invocation_store.hpp"
+#include "queue_store.hpp"
+
+#include <exactly/client/endpoint.hpp>
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+
+namespace exactly::client {
+
+struct endpoint_core {
+  endpoint_core(std::string name, sqlite::connection& db, endpoint_options opts);
+
+  // When a step that failed `attempts` times before is due again: handler and publisher retries.
+  std::int64_t backoff_until(int attempts, std::int64_t now);
+
+  std::string name;
+  sqlite::connection& db;
+  endpoint_options opts;
+  queue_store queues;
+  invocation_store invocations;
+  attempt_journal journal;
+  std::map<std::string, handler, std::less<>> handlers;
+  std::mt19937_64 rng{std::random_device{}()};
+};
+
+}  // namespace exactly::client

@@ -1,0 +1,56 @@
+// What a running handler can do: read its message, write state, send messages, invoke_http.
+#include "handler_scope.hpp"
+
+#include <exactly/common/request_id.hpp>
+
+#include <stdexcept>
+
+namespace exactly::client {
+
+sqlite::connection& handler_context::db() {
+  return scope_.core.db;
+}
+
+const message& handler_context::incoming() const {
+  return scope_.incoming;
+}
+
+std::string_view handler_context::endpoint_name() const {
+  return scope_.core.name;
+}
+
+const http_result* handler_context::response() const {
+  return scope_.response;
+}
+
+void handler_context::send(std::string_view to, message m) {
+  if (m.id.empty())
+    m.id = request_id::mint(scope_.now_ms).to_string();
+  scope_.core.queues.enqueue(to, m, scope_.now_ms);
+}
+
+std::string handler_context::invoke_http(std::string_view url_template, std::string_view body,
+                                         std::string_view content_type, message follow_up) {
+  endpoint_core& core = scope_.core;
+  if (!core.opts.transport)
+    throw std::logic_error("invoke_http needs endpoint_options.transport");
+  std::string url(url_template);
+  const auto at = url.find(protocol::id_placeholder);
+  if (at == std::string::npos)
+    throw std::invalid_argument("URL template without {id}: " + url);
+  const std::string id = request_id::mint(scope_.now_ms).to_string();
+  url.replace(at, protocol::id_placeholder.size(), id);
+  // A URL the transport cannot send to fails here, before anything is journaled or sent (a
+  // cleanup DELETE of it could never be sent either).
+  core.opts.transport->check_url(url);
+  scope_.puts.send({id, url}, content_type, body);
+
+  if (follow_up.id.empty())
+    follow_up.id = id + "/follow-up";
+  follow_up.headers[request_id_header] = id;
+  follow_up.headers[url_header] = url;
+  core.invocations.add({id, core.name, url, std::move(follow_up), 0}, scope_.now_ms);
+  return id;
+}
+
+}  // namespace exactly::client

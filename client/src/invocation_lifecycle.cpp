@@ -1,0 +1,279 @@
+// The lifecycle of one invoke_http as pure functions: answer classes, transitions, retry rules.
+#include "invocation_lifecycle.hpp"
+
+namespace exactly::client {
+namespace {
+
+using state = invocation_state;
+using event = lifecycle_event;
+using action = lifecycle_action;
+
+constexpr lifecycle_step stay(state s) {
+  return {s, action::none};
+}
+
+// Answers that say nothing about the request itself: the same request may be sent again safely.
+bool send_again(event e) {
+  switch (e) {
+    case event::answer_no_answer:
+    case event::answer_busy:
+    case event::answer_server_error:
+    case event::answer_credentials_refused:  // credentials: wait for them to be fixed
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool is_answer(event e) {
+  return static_cast<std::size_t>(e) <= static_cast<std::size_t>(event::answer_other);
+}
+
+// A handler attempt's PUT: staged (201, or 200 when a lost try had staged it), sent again, or
+// refused, which fails the attempt (400, 409, 410, 413, 422, ...).
+lifecycle_step on_put_sent(event e) {
+  if (e == event::answer_created || e == event::answer_ok)
+    return {state::staged, action::commit_when_staged};
+  if (send_again(e))
+    return {state::put_sent, action::resend};
+  switch (e) {
+    case event::handler_committed:  // its commit must wait for the PUT's answer
+      return {state::put_sent, action::commit_when_staged};
+    case event::handler_failed:
+    case event::attempts_exhausted:
+    case event::attempt_abandoned:
+      return {state::delete_pending, action::queue_cleanup_delete};
+    default:  // a refusal, or put_tries_exhausted
+      return {state::delete_pending, action::fail_handler};
+  }
+}
+
+lifecycle_step on_staged(event e) {
+  switch (e) {
+    case event::handler_committed:
+      return {state::post_pending, action::queue_post};
+    case event::handler_failed:
+    case event::attempts_exhausted:
+    case event::attempt_abandoned:
+      return {state::delete_pending, action::queue_cleanup_delete};
+    default:
+      return stay(state::staged);
+  }
+}
+
+// POST until a stored response. Any other answer is a protocol fault (404 request-unknown, 410
+// request-consumed or -expired, ...): never re-invoked under a new id, the follow-up goes to the
+// error queue and the id is DELETEd.
+lifecycle_step on_post_pending(event e) {
+  if (e == event::answer_stored_response)
+    return {state::awaiting_follow_up, action::queue_follow_up};
+  if (send_again(e))
+    return {state::post_pending, action::resend};
+  if (is_answer(e))
+    return {state::delete_pending, action::error_queue_follow_up};
+  return stay(state::post_pending);
+}
+
+// GET the stored response, then run the follow-up handler with it.
+lifecycle_step on_awaiting_follow_up(event e) {
+  if (e == event::answer_stored_response)
+    return {state::awaiting_follow_up, action::run_follow_up};
+  if (send_again(e))
+    return {state::awaiting_follow_up, action::resend};
+  if (is_answer(e))
+    return {state::delete_pending, action::error_queue_follow_up};
+  switch (e) {
+    case event::handler_committed:
+      return {state::delete_pending, action::queue_delete};
+    case event::handler_failed:
+      return {state::awaiting_follow_up, action::retry_follow_up};
+    case event::attempts_exhausted:
+      return {state::delete_pending, action::error_queue_follow_up_with_response};
+    default:  // attempt_abandoned: the follow-up runs again; put_tries_exhausted: not its PUT
+      return stay(state::awaiting_follow_up);
+  }
+}
+
+// DELETE until 204; 404 means the server does not know the id for us: nothing to delete.
+lifecycle_step on_delete_pending(event e) {
+  if (e == event::answer_no_content || e == event::answer_not_found)
+    return {state::done, action::forget};
+  if (is_answer(e))
+    return {state::delete_pending, action::resend};
+  return stay(state::delete_pending);
+}
+
+}  // namespace
+
+answer_class classify(bool transport_failed, unsigned status, bool has_outcome) {
+  if (transport_failed)
+    return answer_class::no_answer;
+  if (has_outcome)
+    return answer_class::stored_response;
+  switch (status) {
+    case 201:
+      return answer_class::created;
+    case 200:
+      return answer_class::ok;
+    case 204:
+      return answer_class::no_content;
+    case 401:
+    case 403:
+      return answer_class::credentials_refused;
+    case 404:
+      return answer_class::not_found;
+    case 408:
+    case 429:
+      return answer_class::busy;
+    case 409:
+      return answer_class::conflict;
+    case 410:
+      return answer_class::gone;
+    case 413:
+      return answer_class::too_large;
+    case 422:
+      return answer_class::unprocessable;
+    default:
+      return status >= 500 ? answer_class::server_error : answer_class::other;
+  }
+}
+
+lifecycle_event answer_event(answer_class a) {
+  return static_cast<lifecycle_event>(a);  // the answer events mirror answer_class, in order
+}
+static_assert(static_cast<int>(answer_class::other) == static_cast<int>(event::answer_other));
+
+lifecycle_step on_event(invocation_state s, lifecycle_event e) {
+  switch (s) {
+    case state::put_sent:
+      return on_put_sent(e);
+    case state::staged:
+      return on_staged(e);
+    case state::post_pending:
+      return on_post_pending(e);
+    case state::awaiting_follow_up:
+      return on_awaiting_follow_up(e);
+    case state::delete_pending:
+      return on_delete_pending(e);
+    case state::done:
+      return stay(state::done);
+  }
+  return stay(s);
+}
+
+std::optional<verb> request_of(invocation_state s) {
+  switch (s) {
+    case state::put_sent:
+      return verb::put;
+    case state::post_pending:
+      return verb::post;
+    case state::awaiting_follow_up:
+      return verb::get;
+    case state::delete_pending:
+      return verb::delete_;
+    case state::staged:
+    case state::done:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+lifecycle_event handler_failure(int failed_before, int max_attempts) {
+  return failed_before + 1 >= max_attempts ? event::attempts_exhausted : event::handler_failed;
+}
+
+std::string_view name_of(invocation_state s) {
+  switch (s) {
+    case state::put_sent:
+      return "put_sent";
+    case state::staged:
+      return "staged";
+    case state::post_pending:
+      return "post_pending";
+    case state::awaiting_follow_up:
+      return "awaiting_follow_up";
+    case state::delete_pending:
+      return "delete_pending";
+    case state::done:
+      return "done";
+  }
+  return "?";
+}
+
+std::string_view name_of(lifecycle_event e) {
+  switch (e) {
+    case event::answer_no_answer:
+      return "no answer";
+    case event::answer_stored_response:
+      return "stored response";
+    case event::answer_created:
+      return "201";
+    case event::answer_ok:
+      return "200";
+    case event::answer_no_content:
+      return "204";
+    case event::answer_credentials_refused:
+      return "401/403";
+    case event::answer_not_found:
+      return "404";
+    case event::answer_conflict:
+      return "409";
+    case event::answer_gone:
+      return "410";
+    case event::answer_too_large:
+      return "413";
+    case event::answer_unprocessable:
+      return "422";
+    case event::answer_busy:
+      return "408/429";
+    case event::answer_server_error:
+      return "5xx without outcome";
+    case event::answer_other:
+      return "other status";
+    case event::put_tries_exhausted:
+      return "put_tries_exhausted";
+    case event::handler_committed:
+      return "handler_committed";
+    case event::handler_failed:
+      return "handler_failed";
+    case event::attempts_exhausted:
+      return "attempts_exhausted";
+    case event::attempt_abandoned:
+      return "attempt_abandoned";
+  }
+  return "?";
+}
+
+std::string_view name_of(lifecycle_action a) {
+  switch (a) {
+    case action::none:
+      return "none";
+    case action::resend:
+      return "resend";
+    case action::commit_when_staged:
+      return "commit_when_staged";
+    case action::fail_handler:
+      return "fail_handler";
+    case action::queue_cleanup_delete:
+      return "queue_cleanup_delete";
+    case action::queue_post:
+      return "queue_post";
+    case action::queue_follow_up:
+      return "queue_follow_up";
+    case action::run_follow_up:
+      return "run_follow_up";
+    case action::retry_follow_up:
+      return "retry_follow_up";
+    case action::queue_delete:
+      return "queue_delete";
+    case action::error_queue_follow_up:
+      return "error_queue_follow_up";
+    case action::error_queue_follow_up_with_response:
+      return "error_queue_follow_up_with_response";
+    case action::forget:
+      return "forget";
+  }
+  return "?";
+}
+
+}  // namespace exactly::client

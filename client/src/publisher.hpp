@@ -1,0 +1,14 @@
+#pragma once
+// Publishes an endpoint's committed steps: due POSTs and DELETEs, after turning the journaled ids
+// of attempts that died uncommitted into DELETEs.
+
+#include "endpoint_core.hpp"
+
+#include <cstddef>
+
+namespace exactly::client {
+
+// Sends up to `limit` due POSTs and DELETEs of each kind; returns how many finished.
+std::size_t publish_due_steps(endpoint_core& core, int limit);
+
+}  // namespace exactly::client
