@@ -11,6 +11,7 @@ packages=(
   libspdlog-dev         # logging
   libcli11-dev          # command lines of the sample programs
   curl                  # the README's walk through the protocol
+  spin                  # model checking of the protocol (proto-spec/model)
 )
 missing=()
 for p in "${packages[@]}"; do
