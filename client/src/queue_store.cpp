@@ -6,28 +6,19 @@
 namespace exactly::client {
 namespace {
 
+// The columns of a queued message, shared by the queue and the error queue.
+#define EXACTLY_MESSAGE_COLUMNS                                                               \
+  " seq INTEGER PRIMARY KEY AUTOINCREMENT, endpoint TEXT NOT NULL, message_id TEXT NOT NULL," \
+  " type TEXT NOT NULL, headers TEXT NOT NULL, body TEXT NOT NULL,"
+
 constexpr sqlite::migration schema[] = {
     {1,
-     "CREATE TABLE exactly_queue ("
-     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
-     " endpoint TEXT NOT NULL,"
-     " message_id TEXT NOT NULL,"
-     " type TEXT NOT NULL,"
-     " headers TEXT NOT NULL,"
-     " body TEXT NOT NULL,"
-     " attempts INTEGER NOT NULL DEFAULT 0,"
+     "CREATE TABLE exactly_queue (" EXACTLY_MESSAGE_COLUMNS " attempts INTEGER NOT NULL DEFAULT 0,"
      " due_ms INTEGER NOT NULL,"
      " last_error TEXT,"
      " UNIQUE (endpoint, message_id));"
      "CREATE INDEX exactly_queue_due ON exactly_queue(endpoint, due_ms, seq);"
-     "CREATE TABLE exactly_error_queue ("
-     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
-     " endpoint TEXT NOT NULL,"
-     " message_id TEXT NOT NULL,"
-     " type TEXT NOT NULL,"
-     " headers TEXT NOT NULL,"
-     " body TEXT NOT NULL,"
-     " attempts INTEGER NOT NULL,"
+     "CREATE TABLE exactly_error_queue (" EXACTLY_MESSAGE_COLUMNS " attempts INTEGER NOT NULL,"
      " error TEXT NOT NULL,"
      " failed_ms INTEGER NOT NULL);"},
 };
