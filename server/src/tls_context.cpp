@@ -12,8 +12,9 @@
 
 namespace exactly::server {
 
-std::unique_ptr<boost::asio::ssl::context> make_tls_context(const tls_options& o) {
-  namespace ssl = boost::asio::ssl;
+using namespace exactly::net;
+
+std::unique_ptr<ssl::context> make_tls_context(const tls_options& o) {
   if (o.certificate_chain_file.empty()) {
     if (!o.private_key_file.empty() || !o.client_ca_file.empty())
       throw std::invalid_argument("http_server: TLS settings need tls.certificate_chain_file");

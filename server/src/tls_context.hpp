@@ -3,6 +3,8 @@
 
 #include <exactly/server/http_server.hpp>
 
+#include "asio_beast.hpp"
+
 #include <boost/asio/ssl/context.hpp>
 
 #include <memory>
@@ -13,7 +15,7 @@ namespace exactly::server {
 
 // The TLS context for `o`, or null for plain http (no certificate chain). Throws
 // std::invalid_argument when the settings are incomplete or a file does not load.
-std::unique_ptr<boost::asio::ssl::context> make_tls_context(const tls_options& o);
+std::unique_ptr<net::ssl::context> make_tls_context(const tls_options& o);
 
 // "AB:cd:..." or "abcd..." as 64 lowercase hex digits; throws std::invalid_argument otherwise.
 std::string normalized_sha256(std::string_view text);

@@ -57,9 +57,9 @@ class connector {
 
   // Registers a route template ending in "/{id}". `parse` runs at PUT (a refusal or an
   // exception is 422, not staged) and again before `logic` at POST; `logic` runs once per staged
-  // id, in the transaction that stores its response. An exception from `logic` is 500
-  // execution-failed with nothing committed. Throws std::invalid_argument for a bad or duplicate
-  // template.
+  // id, in the transaction that stores its response. An exception from `logic` (its SQL's
+  // constraint violations too) is 500 execution-failed, a storage failure 503; nothing of it
+  // commits and the id stays staged. Throws std::invalid_argument for a bad/duplicate template.
   template <class Payload>
   void route(std::string route_template,
              std::function<parse_result<Payload>(const incoming_request&)> parse,
