@@ -58,6 +58,23 @@ bool error::busy() const noexcept {
   return c == SQLITE_BUSY || c == SQLITE_LOCKED;
 }
 
+bool error::storage_failure() const noexcept {
+  switch (code().value()) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_READONLY:
+    case SQLITE_CORRUPT:
+    case SQLITE_CANTOPEN:
+    case SQLITE_NOMEM:
+    case SQLITE_NOTADB:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // ---- statement ----
 
 statement::statement(connection& db, std::string_view sql) : db_(&db) {

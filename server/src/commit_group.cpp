@@ -1,3 +1,4 @@
+// Group commit on the storage thread: one COMMIT (one fsync) for the requests queued together.
 #include "commit_group.hpp"
 
 #include <spdlog/spdlog.h>
@@ -33,12 +34,7 @@ std::shared_ptr<commit_groups::group> commit_groups::join() {
   return open_;
 }
 
-void commit_groups::after_commit(std::function<void()> hook) {
-  if (open_)
-    open_->hooks.push_back(std::move(hook));
-}
-
-void commit_groups::flush(const std::shared_ptr<group>& g) {
+void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
   if (open_ == g)
     open_.reset();
   try {
@@ -55,8 +51,6 @@ void commit_groups::flush(const std::shared_ptr<group>& g) {
     ++stats_.groups;
     stats_.requests += g->size;
     stats_.largest = std::max(stats_.largest, g->size);
-    for (auto& hook : g->hooks)
-      hook();
   } else {
     ++stats_.failures;
   }

@@ -12,12 +12,9 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <cstdint>
-#include <exception>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <type_traits>
-#include <vector>
 
 namespace exactly::server {
 
@@ -35,7 +32,9 @@ class commit_groups {
 
   // Runs `fn` in a savepoint of the open group (opening one) and waits until the group is
   // committed. Returns nullopt when the group could not be made durable: nothing of it was
-  // committed. An exception from `fn` rolls back its savepoint only and is rethrown at once.
+  // committed. An exception from `fn` rolls back its savepoint only and propagates at once.
+  // The group's transaction is the outermost one on the connection: sqlite::connection's
+  // after_commit() hooks registered by `fn` run once the group is durable, before any answer.
   // Call on the storage thread.
   template <class F>
   boost::asio::awaitable<std::optional<std::invoke_result_t<F>>> run(F fn) {
@@ -43,18 +42,14 @@ class commit_groups {
     if (!g)
       co_return std::nullopt;
     std::optional<std::invoke_result_t<F>> result;
-    std::exception_ptr failure;
-    try {
+    {
+      // Ungrouped, even when `fn` throws: the group of one must not stay open. Declared before
+      // `own`, so the savepoint is rolled back before the group commits.
+      const flush_alone flush_after{grouped_ ? nullptr : this, g};
       sqlite::transaction own(db_);
       result.emplace(fn());
       own.commit();
-    } catch (...) {
-      failure = std::current_exception();
     }
-    if (!grouped_)
-      flush(g);  // even after a failure: the group of one must not stay open
-    if (failure)
-      std::rethrow_exception(failure);
     if (grouped_)
       co_await g->committed.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     if (!g->durable)
@@ -62,8 +57,6 @@ class commit_groups {
     co_return result;
   }
 
-  // Runs `hook` once the open group is durable (call from inside a run() function).
-  void after_commit(std::function<void()> hook);
   const group_stats& stats() const { return stats_; }
 
  private:
@@ -74,12 +67,21 @@ class commit_groups {
     boost::asio::steady_timer committed;  // cancelled once the group's COMMIT returned
     bool durable = false;
     std::int64_t size = 0;
-    std::vector<std::function<void()>> hooks;
+  };
+  // Flushes the group of one it holds when it goes out of scope (nothing when `self` is null).
+  struct flush_alone {
+    commit_groups* self;
+    std::shared_ptr<group> g;
+    ~flush_alone() {
+      if (self)
+        self->flush(g);
+    }
   };
 
   // The open group, opened (and its COMMIT scheduled) if there is none; nullptr if it failed.
   std::shared_ptr<group> join();
-  void flush(const std::shared_ptr<group>& g);
+  // Commits `g` (never throws: a failed COMMIT leaves it not durable) and releases its waiters.
+  void flush(const std::shared_ptr<group>& g) noexcept;
 
   boost::asio::io_context& io_;
   sqlite::connection& db_;

@@ -1,11 +1,14 @@
+// The connector: carries out the per-id decisions on the storage contract, runs logic once.
 #include <exactly/common/backoff.hpp>
 #include <exactly/common/crash_point.hpp>
 #include <exactly/common/digest.hpp>
-#include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>
 #include <exactly/common/request_id.hpp>
 #include <exactly/server/connector.hpp>
-#include <exactly/server/sqlite_store.hpp>
+
+#include "id_state.hpp"
+#include "respond.hpp"
+#include "sqlite_store.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -19,42 +22,13 @@ namespace {
 // A failed outbox message waits 100 ms, doubling up to a minute, before it is tried again.
 constexpr backoff_policy outbox_retry{std::chrono::milliseconds(100), std::chrono::minutes(1)};
 
-interaction_response problem_response(errc e, std::string detail) {
-  const problem p = make_problem(e, std::move(detail));
-  return {p.status, std::string(protocol::problem_content_type), to_body(p), "", e};
-}
-
 interaction_response stored(const stored_response& r, std::string_view outcome) {
   return {r.status, r.content_type, r.body, std::string(outcome), std::nullopt};
 }
 
-interaction_response plain(unsigned status) {
+// An answer without a body (200, 201, 204).
+interaction_response bodiless(unsigned status) {
   return {status, "", "", "", std::nullopt};
-}
-
-std::string_view detail_for(errc e) {
-  switch (e) {
-    case errc::invalid_request_id:
-      return "the id is not a canonical UUIDv7 within the accepted time";
-    case errc::request_too_old:
-      return "the id's timestamp is older than the acceptance window";
-    case errc::request_mismatch:
-      return "the id is staged with a different body or content type";
-    case errc::request_consumed:
-      return "the id was already used and can never be staged again";
-    case errc::request_expired:
-      return "the staged request expired before it was executed; it never ran";
-    case errc::request_unknown:
-      return "no such request";
-    case errc::not_executed:
-      return "the request is staged but has not been executed";
-    case errc::response_expired:
-      return "the stored response passed its retention and was dropped";
-    case errc::too_many_staged:
-      return "too many staged requests for this principal";
-    default:
-      return "";
-  }
 }
 
 }  // namespace
@@ -65,7 +39,10 @@ struct connector::impl {
     execute_fn execute;
   };
 
-  explicit impl(connector_options o) : opts(std::move(o)), store(opts.db_path, opts.db) {
+  explicit impl(connector_options o) : opts(std::move(o)) {
+    auto sqlite = std::make_unique<sqlite_store>(opts.db_path, opts.db);
+    db = &sqlite->connection();
+    store = std::move(sqlite);
     const bool in_memory = opts.db_path.empty() || opts.db_path == ":memory:" ||
                            opts.db_path.starts_with("file::memory:");
     if (opts.separate_reads && opts.db.wal && !in_memory) {
@@ -78,8 +55,9 @@ struct connector::impl {
   }
 
   connector_options opts;
-  sqlite_store store;
-  std::unique_ptr<sqlite_store> reader;  // GETs only, on the thread that calls read()
+  std::unique_ptr<interaction_store> store;   // the protocol's rows, through the contract only
+  sqlite::connection* db = nullptr;           // the store's, for business logic and user routes
+  std::unique_ptr<interaction_store> reader;  // GETs only, on the thread that calls read()
   std::atomic<std::int64_t> read_replays{0};
   std::map<std::string, route_entry, std::less<>> routes;
   std::map<std::string, std::function<void(message_context&)>, std::less<>> handlers;
@@ -89,7 +67,7 @@ struct connector::impl {
   send_fn outbox_sender(std::string source, std::int64_t now) {
     return
         [this, source = std::move(source), now](std::string_view type, const nlohmann::json& body) {
-          store.outbox_add(type, body.dump(), source, now);
+          store->outbox_add(type, body.dump(), source, now);
         };
   }
 
@@ -102,13 +80,13 @@ struct connector::impl {
     if (rec)
       known = *rec;
     const decision d = decide(known, facts, opts.times);
-    if (d.act == action::replay) {
+    if (d.next_action == action::replay) {
       ++read_replays;
       return stored(rec->response, protocol::outcome_replayed);
     }
-    if (d.act != action::fail)
+    if (d.next_action != action::fail)
       throw std::logic_error("a GET decided to write");
-    return problem_response(d.error, std::string(detail_for(d.error)));
+    return problem_response(d.error);
   }
 
   interaction_response handle(const interaction_request& r, const request_id& id,
@@ -120,51 +98,51 @@ struct connector::impl {
       digest = sha256(r.body);
     const request_facts facts{r.v, r.principal, id.timestamp_ms(), now, digest, r.content_type};
 
-    auto tx = store.begin(r.v != verb::get);
+    auto tx = store->begin(r.v != verb::get);
     // Bodies are read only where they are used: to execute (POST) or replay (POST, GET).
     std::optional<interaction_record> rec;
     std::optional<record_facts> known;
     if (r.v == verb::post || r.v == verb::get) {
-      rec = store.find(r.route, id_text);
+      rec = store->find(r.route, id_text);
       if (rec)
         known = *rec;
     } else {
-      known = store.find_facts(r.route, id_text);
+      known = store->find_facts(r.route, id_text);
     }
     decision d = decide(known, facts, opts.times);
 
-    if (d.act == action::stage) {
+    if (d.next_action == action::stage) {
       const incoming_request in{r.content_type, r.body};
       const auto refusal = route.validate(in);
-      d = decide_stage(!refusal, refusal ? 0 : store.count_staged(r.principal),
+      d = decide_stage(!refusal, refusal ? 0 : store->count_staged(r.principal),
                        opts.max_staged_per_principal);
-      if (d.act == action::fail && d.error == errc::invalid_payload) {
+      if (d.next_action == action::fail && d.error == errc::invalid_payload) {
         return problem_response(errc::invalid_payload, *refusal);
       }
     }
 
-    switch (d.act) {
+    switch (d.next_action) {
       case action::fail:
-        return problem_response(d.error, std::string(detail_for(d.error)));
+        return problem_response(d.error);
       case action::confirm_staged:
-        return plain(200);
+        return bodiless(200);
       case action::replay:
         tx.reset();  // a read: over; the replay counts once its answer may go out
-        store.connection().after_commit([this] { ++stats.replays; });
+        store->after_commit([this] { ++stats.replays; });
         return stored(rec->response, protocol::outcome_replayed);
       case action::no_change:
-        return plain(204);
+        return bodiless(204);
       case action::stage:
-        store.insert_staged(r.route, id_text, r.principal, id.timestamp_ms(), now, r.content_type,
-                            r.body, digest);
+        store->insert_staged(r.route, id_text, r.principal, id.timestamp_ms(), now, r.content_type,
+                             r.body, digest);
         tx->commit();
-        return plain(201);
+        return bodiless(201);
       case action::tombstone:
       case action::tombstone_unknown:
-        store.put_tombstone(r.route, id_text, r.principal, id.timestamp_ms(),
-                            tombstone_reason::deleted, now);
+        store->put_tombstone(r.route, id_text, r.principal, id.timestamp_ms(),
+                             tombstone_reason::deleted, now);
         tx->commit();
-        return plain(204);
+        return bodiless(204);
       case action::execute:
         break;
     }
@@ -172,25 +150,47 @@ struct connector::impl {
     // action::execute: the logic, the stored response and its messages commit together.
     stored_response response;
     try {
-      basic_session base(store.connection(), r.route, id, r.principal,
+      basic_session base(*db, r.route, id, r.principal,
                          outbox_sender(std::string(r.route) + " " + id_text, now));
       response = route.execute(base, {rec->request_content_type, rec->request_body});
-    } catch (const sqlite::error&) {
-      throw;  // storage trouble: 503 below
-    } catch (const std::exception& e) {
-      ++stats.logic_failures;
-      spdlog::warn("logic of {} {} failed, nothing committed: {}", r.route, id_text, e.what());
-      return problem_response(errc::execution_failed,
-                              "the business logic failed; nothing was committed and the request "
-                              "stays staged, so it may be retried");
+    } catch (...) {
+      // `tx` (in a commit group: a savepoint) rolls back the logic's writes; the id stays staged.
+      interaction_response failed =
+          failure_response(std::current_exception(), errc::execution_failed,
+                           "logic of " + std::string(r.route) + " " + id_text);
+      if (failed.problem == errc::execution_failed)
+        ++stats.logic_failures;
+      return failed;
     }
-    store.mark_executed(r.route, id_text, response, now);
+    store->mark_executed(r.route, id_text, response, now);
     tx->commit();
-    if (store.connection().transaction_depth() == 0)  // else after the outer COMMIT (group)
+    // Once durable (inside a commit group: once the group's COMMIT has returned), before the
+    // answer goes out.
+    store->after_commit([this] {
       crash_point("server.after_commit_before_reply");
-    // Counted when durable: inside a commit group, once the group's COMMIT has returned.
-    store.connection().after_commit([this] { ++stats.executions; });
+      ++stats.executions;
+    });
     return stored(response, protocol::outcome_executed);
+  }
+
+  // Resolves the route and id of `r` (else a problem), then answers `carry_out(id, route)`; an
+  // exception escaping it is storage trouble (503) or a defect (500 internal-error).
+  template <class Fn>
+  interaction_response answer(const interaction_request& r, Fn carry_out) {
+    const auto route = routes.find(r.route);
+    if (route == routes.end())
+      return problem_response(errc::not_found, "no such route");
+    const auto id = request_id::parse(r.id);
+    if (!id) {
+      return problem_response(errc::invalid_request_id,
+                              "the id must be a canonical lowercase UUID version 7");
+    }
+    try {
+      return carry_out(*id, route->second);
+    } catch (...) {
+      return failure_response(std::current_exception(), errc::internal_error,
+                              std::string(r.route) + " " + id->to_string());
+    }
   }
 };
 
@@ -222,48 +222,29 @@ std::vector<std::string> connector::routes() const {
   return out;
 }
 
-template <class Fn>
-interaction_response connector::checked(const interaction_request& r, Fn fn) {
-  const auto route = impl_->routes.find(r.route);
-  if (route == impl_->routes.end())
-    return problem_response(errc::not_found, "no such route");
-  const auto id = request_id::parse(r.id);
-  if (!id) {
-    return problem_response(errc::invalid_request_id,
-                            "the id must be a canonical lowercase UUID version 7");
-  }
-  try {
-    return fn(*id, route->second);
-  } catch (const std::exception& e) {
-    spdlog::error("storage failure on {} {}: {}", r.route, r.id, e.what());
-    return problem_response(errc::storage_unavailable,
-                            "storage failed; nothing was committed, the request may be retried");
-  }
-}
-
 interaction_response connector::handle(const interaction_request& r) {
-  return checked(r, [&](const request_id& id, const impl::route_entry& route) {
+  return impl_->answer(r, [&](const request_id& id, const impl::route_entry& route) {
     return impl_->handle(r, id, route);
   });
 }
 
 interaction_response connector::read(const interaction_request& r) {
   if (r.v != verb::get || !impl_->reader)
-    throw std::logic_error("connector::read carries out GETs, and only when reads_apart()");
-  return checked(
+    throw std::logic_error("connector::read carries out GETs, and only when has_separate_reads()");
+  return impl_->answer(
       r, [&](const request_id& id, const impl::route_entry&) { return impl_->read(r, id); });
 }
 
-bool connector::reads_apart() const {
+bool connector::has_separate_reads() const {
   return impl_->reader != nullptr;
 }
 
 sweep_result connector::sweep() {
-  auto tx = impl_->store.begin(true);
-  const sweep_result r = impl_->store.sweep(impl_->opts.clock(), impl_->opts.times);
+  auto tx = impl_->store->begin(true);
+  const sweep_result r = impl_->store->sweep(impl_->opts.clock(), impl_->opts.times);
   tx->commit();
   // The sweeper may run inside an open commit group: its work counts once that commits.
-  impl_->store.connection().after_commit([this, r] {
+  impl_->store->after_commit([this, r] {
     impl_->stats.swept_staged += r.expired_staged;
     impl_->stats.swept_responses += r.expired_responses;
     impl_->stats.purged_tombstones += r.purged_tombstones;
@@ -277,12 +258,12 @@ std::size_t connector::dispatch_outbox(int batch) {
   const std::int64_t now = s.opts.clock();
   std::vector<outbox_message> due;
   {
-    auto tx = s.store.begin(false);
-    due = s.store.outbox_due(now, batch);
+    auto tx = s.store->begin(false);
+    due = s.store->outbox_due(now, batch);
   }
   std::size_t handled = 0;
   for (const outbox_message& m : due) {
-    auto tx = s.store.begin(true);
+    auto tx = s.store->begin(true);
     const auto handler = s.handlers.find(m.type);
     std::string error;
     if (handler == s.handlers.end()) {
@@ -290,10 +271,10 @@ std::size_t connector::dispatch_outbox(int batch) {
     } else {
       try {
         const auto body = nlohmann::json::parse(m.body);
-        message_context ctx{s.store.connection(), m.type, body,
+        message_context ctx{*s.db, m.type, body,
                             s.outbox_sender("message " + std::to_string(m.seq), now)};
         handler->second(ctx);
-        s.store.outbox_remove(m.seq);
+        s.store->outbox_remove(m.seq);
         tx->commit();
         ++s.stats.messages_delivered;
         ++handled;
@@ -304,14 +285,15 @@ std::size_t connector::dispatch_outbox(int batch) {
     }
     // The handler's writes are rolled back; record the failure in a fresh transaction.
     tx.reset();
-    tx = s.store.begin(true);
+    tx = s.store->begin(true);
     ++s.stats.messages_failed;
     if (m.attempts + 1 >= s.opts.outbox_max_attempts || handler == s.handlers.end()) {
-      s.store.outbox_dead_letter(m.seq, error, now);
+      s.store->outbox_dead_letter(m.seq, error, now);
       ++s.stats.messages_dead_lettered;
       spdlog::error("message {} ({}) dead-lettered: {}", m.seq, m.type, error);
     } else {
-      s.store.outbox_retry_later(m.seq, now + outbox_retry.delay(m.attempts, s.rng).count(), error);
+      s.store->outbox_retry_later(m.seq, now + outbox_retry.delay(m.attempts, s.rng).count(),
+                                  error);
     }
     tx->commit();
   }
@@ -319,16 +301,16 @@ std::size_t connector::dispatch_outbox(int batch) {
 }
 
 state_counts connector::counts() {
-  auto tx = impl_->store.begin(false);
-  return impl_->store.counts();
+  auto tx = impl_->store->begin(false);
+  return impl_->store->counts();
 }
 std::int64_t connector::outbox_pending() {
-  auto tx = impl_->store.begin(false);
-  return impl_->store.outbox_pending();
+  auto tx = impl_->store->begin(false);
+  return impl_->store->outbox_pending();
 }
 std::int64_t connector::dead_letters() {
-  auto tx = impl_->store.begin(false);
-  return impl_->store.dead_letter_count();
+  auto tx = impl_->store->begin(false);
+  return impl_->store->dead_letter_count();
 }
 connector_stats connector::stats() const {
   connector_stats s = impl_->stats;
@@ -336,7 +318,7 @@ connector_stats connector::stats() const {
   return s;
 }
 sqlite::connection& connector::db() {
-  return impl_->store.connection();
+  return *impl_->db;
 }
 const connector_options& connector::options() const {
   return impl_->opts;

@@ -1,4 +1,5 @@
-#include <exactly/server/id_state.hpp>
+// The per-id state machine: decisions from stored facts and request facts (see id_state.hpp).
+#include "id_state.hpp"
 
 namespace exactly::server {
 namespace {
@@ -6,7 +7,7 @@ namespace {
 constexpr decision fail(errc e) {
   return {action::fail, e};
 }
-constexpr decision act(action a) {
+constexpr decision proceed(action a) {
   return {a, errc::request_unknown};
 }
 
@@ -29,14 +30,14 @@ decision decide_unknown(const request_facts& req, const timing& t) {
         return fail(errc::request_too_old);
       if (req.id_ms > req.now_ms + t.max_future_skew_ms)
         return fail(errc::invalid_request_id);
-      return act(action::stage);
+      return proceed(action::stage);
     case verb::post:
     case verb::get:
       return fail(errc::request_unknown);
     case verb::delete_:
       if (req.id_ms < req.now_ms - t.acceptance_window_ms)
-        return act(action::no_change);
-      return act(action::tombstone_unknown);
+        return proceed(action::no_change);
+      return proceed(action::tombstone_unknown);
   }
   return fail(errc::request_unknown);
 }
@@ -72,15 +73,15 @@ decision decide(const std::optional<record_facts>& stored, const request_facts& 
       switch (req.v) {
         case verb::put:
           if (r.request_sha256 == req.body_sha256 && r.request_content_type == req.content_type) {
-            return act(action::confirm_staged);
+            return proceed(action::confirm_staged);
           }
           return fail(errc::request_mismatch);
         case verb::post:
-          return act(action::execute);
+          return proceed(action::execute);
         case verb::get:
           return fail(errc::not_executed);
         case verb::delete_:
-          return act(action::tombstone);
+          return proceed(action::tombstone);
       }
       break;
     case id_state::executed:
@@ -89,9 +90,9 @@ decision decide(const std::optional<record_facts>& stored, const request_facts& 
           return fail(errc::request_consumed);
         case verb::post:
         case verb::get:
-          return act(action::replay);
+          return proceed(action::replay);
         case verb::delete_:
-          return act(action::tombstone);
+          return proceed(action::tombstone);
       }
       break;
     case id_state::tombstone:
@@ -103,7 +104,7 @@ decision decide(const std::optional<record_facts>& stored, const request_facts& 
           return fail(gone_problem(r.reason));
         case verb::delete_:
           // Unchanged; an expiry not yet swept keeps its reason until the sweeper writes it.
-          return act(action::no_change);
+          return proceed(action::no_change);
       }
       break;
   }
@@ -116,7 +117,7 @@ decision decide_stage(bool payload_valid, std::int64_t principal_staged,
     return fail(errc::invalid_payload);
   if (principal_staged >= max_staged_per_principal)
     return fail(errc::too_many_staged);
-  return act(action::stage);
+  return proceed(action::stage);
 }
 
 bool tombstone_purgeable(std::int64_t id_ms, std::int64_t tombstoned_at_ms, std::int64_t now_ms,

@@ -1,3 +1,4 @@
+// Request counters and the latency histogram, rendered as Prometheus text (see metrics.hpp).
 #include "metrics.hpp"
 
 #include <sstream>

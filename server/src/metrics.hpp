@@ -3,7 +3,7 @@
 // Thread-safe: observe*() from the network thread, render() from any thread.
 
 #include <exactly/common/error.hpp>
-#include <exactly/server/connector.hpp>
+#include <exactly/server/connector_types.hpp>
 
 #include "commit_group.hpp"
 

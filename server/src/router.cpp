@@ -1,3 +1,4 @@
+// Maps a method and path to a connector route or a user route (see router.hpp).
 #include "router.hpp"
 
 #include <exactly/common/protocol.hpp>
@@ -52,15 +53,15 @@ route_match router::match(std::string_view method, std::string_view path) const 
     if (!ok)
       continue;
     if (r.method == method) {
-      m.k = route_match::kind::user;
+      m.matched = route_match::kind::user;
       m.user = &r;
       m.params = std::move(params);
       return m;
     }
-    m.k = route_match::kind::method_not_allowed;
+    m.matched = route_match::kind::method_not_allowed;
     m.allow += (m.allow.empty() ? "" : ", ") + r.method;
   }
-  if (m.k == route_match::kind::method_not_allowed)
+  if (m.matched == route_match::kind::method_not_allowed)
     return m;
 
   for (const std::string& prefix : connector_prefixes_) {
@@ -70,11 +71,11 @@ route_match router::match(std::string_view method, std::string_view path) const 
     if (id.empty() || id.find('/') != std::string_view::npos)
       continue;
     if (method == "PUT" || method == "POST" || method == "GET" || method == "DELETE") {
-      m.k = route_match::kind::connector;
+      m.matched = route_match::kind::connector;
       m.route_template = prefix + std::string(protocol::id_placeholder);
       m.id = std::string(id);
     } else {
-      m.k = route_match::kind::method_not_allowed;
+      m.matched = route_match::kind::method_not_allowed;
       m.allow = "PUT, POST, GET, DELETE";
     }
     return m;

@@ -1,7 +1,7 @@
 #pragma once
 // Maps a method and path to a connector route or a user route. Plain code, no I/O.
 
-#include <exactly/server/http_server.hpp>
+#include <exactly/server/http_message.hpp>
 
 #include <map>
 #include <string>
@@ -12,7 +12,7 @@ namespace exactly::server {
 
 struct route_match {
   enum class kind { none, connector, user, method_not_allowed };
-  kind k = kind::none;
+  kind matched = kind::none;
   std::string route_template;                 // connector: the template matched
   std::string id;                             // connector: the {id} segment
   const struct user_route* user = nullptr;    // user route matched

@@ -1,70 +1,15 @@
+// The SQLite engine of the storage contract: its statements, transactions and sweep.
 #include <exactly/common/migrations.hpp>
-#include <exactly/server/sqlite_store.hpp>
+
+#include "sqlite_schema.hpp"
+#include "sqlite_store.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 namespace exactly::server {
 namespace {
-
-constexpr sqlite::migration schema[] = {
-    {1,
-     "CREATE TABLE exactly_interactions ("
-     " route TEXT NOT NULL,"
-     " id TEXT NOT NULL,"
-     " owner TEXT NOT NULL,"
-     " id_ms INTEGER NOT NULL,"
-     " state INTEGER NOT NULL,"    // 1 staged, 2 executed, 3 tombstone
-     " tombstone_reason INTEGER,"  // 1 deleted, 2 expired, 3 response-expired
-     " state_since_ms INTEGER NOT NULL,"
-     " request_content_type TEXT,"
-     " request_body BLOB,"
-     " request_sha256 BLOB,"
-     " response_status INTEGER,"
-     " response_content_type TEXT,"
-     " response_body BLOB,"
-     " PRIMARY KEY (route, id));"
-     "CREATE INDEX exactly_interactions_by_state ON exactly_interactions(state, state_since_ms);"
-     "CREATE INDEX exactly_interactions_by_owner ON exactly_interactions(owner, state);"
-     "CREATE TABLE exactly_server_outbox ("
-     " seq INTEGER PRIMARY KEY AUTOINCREMENT,"
-     " type TEXT NOT NULL,"
-     " body TEXT NOT NULL,"
-     " source TEXT NOT NULL,"
-     " created_ms INTEGER NOT NULL,"
-     " attempts INTEGER NOT NULL DEFAULT 0,"
-     " next_attempt_ms INTEGER NOT NULL DEFAULT 0,"
-     " last_error TEXT);"
-     "CREATE TABLE exactly_server_dead_letters ("
-     " seq INTEGER PRIMARY KEY,"
-     " type TEXT NOT NULL,"
-     " body TEXT NOT NULL,"
-     " source TEXT NOT NULL,"
-     " created_ms INTEGER NOT NULL,"
-     " attempts INTEGER NOT NULL,"
-     " error TEXT NOT NULL,"
-     " failed_ms INTEGER NOT NULL);"},
-    // Staged requests per owner, kept by triggers in the same transaction as every change, so the
-    // per-principal limit costs one lookup per PUT instead of a count over the owner's rows.
-    {2,
-     "CREATE TABLE exactly_staged_counts ("
-     " owner TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;"
-     "INSERT INTO exactly_staged_counts(owner, n)"
-     " SELECT owner, count(*) FROM exactly_interactions WHERE state = 1 GROUP BY owner;"
-     "CREATE TRIGGER exactly_staged_insert AFTER INSERT ON exactly_interactions"
-     " WHEN new.state = 1 BEGIN"
-     "  INSERT INTO exactly_staged_counts(owner, n) VALUES (new.owner, 1)"
-     "  ON CONFLICT(owner) DO UPDATE SET n = n + 1;"
-     " END;"
-     "CREATE TRIGGER exactly_staged_leave AFTER UPDATE OF state ON exactly_interactions"
-     " WHEN old.state = 1 AND new.state <> 1 BEGIN"
-     "  UPDATE exactly_staged_counts SET n = n - 1 WHERE owner = old.owner;"
-     " END;"
-     "CREATE TRIGGER exactly_staged_delete AFTER DELETE ON exactly_interactions"
-     " WHEN old.state = 1 BEGIN"
-     "  UPDATE exactly_staged_counts SET n = n - 1 WHERE owner = old.owner;"
-     " END;"},
-};
 
 class sqlite_transaction final : public store_transaction {
  public:
@@ -91,11 +36,15 @@ sqlite_store::sqlite_store(const std::string& path, sqlite::options opts, access
     db_.exec("PRAGMA auto_vacuum=INCREMENTAL");
     db_.exec("VACUUM");
   }
-  sqlite::migrate(db_, "exactly.server", schema);
+  sqlite::migrate(db_, "exactly.server", server_schema());
 }
 
 std::unique_ptr<store_transaction> sqlite_store::begin(bool write) {
   return std::make_unique<sqlite_transaction>(db_, write);
+}
+
+void sqlite_store::after_commit(std::function<void()> hook) {
+  db_.after_commit(std::move(hook));
 }
 
 namespace {
@@ -178,7 +127,7 @@ void sqlite_store::mark_executed(std::string_view route, std::string_view id,
   q.bind(5, route).bind(6, id);
   q.run();
   if (db_.changes() != 1)
-    throw sqlite::error(1, "mark_executed: interaction is not staged");
+    throw std::logic_error("mark_executed: interaction is not staged");
 }
 
 void sqlite_store::put_tombstone(std::string_view route, std::string_view id,
@@ -196,26 +145,28 @@ void sqlite_store::put_tombstone(std::string_view route, std::string_view id,
 }
 
 sweep_result sqlite_store::sweep(std::int64_t now_ms, const timing& t) {
+  // Runs `sql` with parameters (a, b); returns the rows it changed.
+  const auto changed = [this](std::string_view sql, std::int64_t a, std::int64_t b) {
+    db_.prepare(sql).bind_all(a, b).run();
+    return db_.changes();
+  };
   sweep_result r;
-  auto& staged = db_.prepare(
+  r.expired_staged = changed(
       "UPDATE exactly_interactions SET state = 3, tombstone_reason = 2, state_since_ms = ?,"
       " request_content_type = NULL, request_body = NULL, request_sha256 = NULL"
-      " WHERE state = 1 AND state_since_ms <= ?");
-  staged.bind_all(now_ms, now_ms - t.staged_ttl_ms).run();
-  r.expired_staged = db_.changes();
-  auto& executed = db_.prepare(
+      " WHERE state = 1 AND state_since_ms <= ?",
+      now_ms, now_ms - t.staged_ttl_ms);
+  r.expired_responses = changed(
       "UPDATE exactly_interactions SET state = 3, tombstone_reason = 3, state_since_ms = ?,"
       " request_content_type = NULL, request_body = NULL, request_sha256 = NULL,"
       " response_status = NULL, response_content_type = NULL, response_body = NULL"
-      " WHERE state = 2 AND state_since_ms <= ?");
-  executed.bind_all(now_ms, now_ms - t.response_retention_ms).run();
-  r.expired_responses = db_.changes();
+      " WHERE state = 2 AND state_since_ms <= ?",
+      now_ms, now_ms - t.response_retention_ms);
   // Same rule as tombstone_purgeable(): both the id's time and the tombstone's age left the window.
-  auto& purge = db_.prepare(
-      "DELETE FROM exactly_interactions WHERE state = 3 AND state_since_ms < ? AND id_ms < ?");
   const std::int64_t horizon = now_ms - t.acceptance_window_ms;
-  purge.bind_all(horizon, horizon).run();
-  r.purged_tombstones = db_.changes();
+  r.purged_tombstones = changed(
+      "DELETE FROM exactly_interactions WHERE state = 3 AND state_since_ms < ? AND id_ms < ?",
+      horizon, horizon);
   // Free pages beyond a slack (an eighth of the pages in use) go back to the file system, so the
   // file follows the rows in flight and the window of tombstones instead of their highest count
   // ever.

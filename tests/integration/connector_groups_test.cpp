@@ -40,7 +40,7 @@ using durable_counts = echo_connector;
 
 TEST_F(separate_reads, a_get_sees_an_execution_only_once_its_group_has_committed) {
   server::connector& c = c_;
-  ASSERT_TRUE(c.reads_apart());
+  ASSERT_TRUE(c.has_separate_reads());
   const std::string id = staged();
 
   {
@@ -72,10 +72,10 @@ TEST_F(separate_reads, a_rolled_back_execution_is_never_read) {
 
 TEST_F(separate_reads, read_is_for_gets_on_file_databases_only) {
   server::connector in_memory({.db_path = ":memory:"});
-  EXPECT_FALSE(in_memory.reads_apart());
+  EXPECT_FALSE(in_memory.has_separate_reads());
   server::connector opted_out(
       {.db_path = (dir_.path() / "a.db").string(), .separate_reads = false});
-  EXPECT_FALSE(opted_out.reads_apart());
+  EXPECT_FALSE(opted_out.has_separate_reads());
   const std::string id = request_id::mint().to_string();
   EXPECT_THROW(in_memory.read(request(verb::get, id)), std::logic_error);
   EXPECT_THROW(c_.read(request(verb::post, id)), std::logic_error);
@@ -83,7 +83,7 @@ TEST_F(separate_reads, read_is_for_gets_on_file_databases_only) {
   EXPECT_EQ(c_.read(request(verb::get, "not-an-id")).problem, errc::invalid_request_id);
   server::connector rollback_journal(
       {.db_path = (dir_.path() / "c.db").string(), .db = {.wal = false}});
-  EXPECT_FALSE(rollback_journal.reads_apart());  // readers would contend with the writer
+  EXPECT_FALSE(rollback_journal.has_separate_reads());  // readers would contend with the writer
 }
 
 TEST_F(durable_counts, executions_and_replays_count_once_their_group_commits) {

@@ -1,7 +1,7 @@
 // Group commit: requests queued together share one COMMIT, each in its own savepoint, and none
 // is answered unless its whole group became durable.
 
-#include "commit_group.hpp"
+#include "server/src/commit_group.hpp"
 
 #include <exactly/common/request_id.hpp>
 
@@ -133,7 +133,7 @@ TEST_F(commit_group_test, a_failed_commit_answers_none_of_the_group) {
   EXPECT_EQ(durable_rows(), 1);
 }
 
-TEST_F(commit_group_test, hooks_run_only_after_a_durable_commit) {
+TEST_F(commit_group_test, connection_hooks_run_only_after_the_group_commits) {
   db_->exec("INSERT INTO parent VALUES (0)");
   commit_groups g(io_, *db_, true);
   int hooks = 0;
@@ -143,7 +143,7 @@ TEST_F(commit_group_test, hooks_run_only_after_a_durable_commit) {
       [&]() -> asio::awaitable<void> {
         co_await g.run([&] {
           db_->exec("INSERT INTO t VALUES (1, 0)");
-          g.after_commit([&] {
+          db_->after_commit([&] {  // the group's transaction is the outermost one
             ++hooks;
             rows_seen_by_hook = durable_rows();
           });

@@ -1,6 +1,6 @@
 // The server's id state machine: every stored state × verb × owner, with expectations written out.
 
-#include <exactly/server/id_state.hpp>
+#include "server/src/id_state.hpp"
 
 #include <gtest/gtest.h>
 

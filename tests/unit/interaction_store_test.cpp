@@ -2,12 +2,13 @@
 // (PostgreSQL) is meant to pass the same suite: add its factory to the instantiation below.
 
 #include <exactly/common/request_id.hpp>
-#include <exactly/server/sqlite_store.hpp>
+#include "server/src/sqlite_store.hpp"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <functional>
+#include <stdexcept>
 
 namespace exactly::server {
 namespace {
@@ -88,7 +89,29 @@ TEST_P(interaction_store_contract, executing_twice_is_refused) {
   in_tx([&] { store_->insert_staged("/r/{id}", "a", "alice", t0, t0, "", "", ""); });
   in_tx([&] { store_->mark_executed("/r/{id}", "a", {}, t0); });
   auto tx = store_->begin(true);
-  EXPECT_ANY_THROW(store_->mark_executed("/r/{id}", "a", {}, t0));
+  EXPECT_THROW(store_->mark_executed("/r/{id}", "a", {}, t0), std::logic_error);
+}
+
+TEST_P(interaction_store_contract, after_commit_hooks_run_once_the_outermost_commit_is_done) {
+  int ran = 0;
+  store_->after_commit([&] { ++ran; });  // no transaction: at once
+  EXPECT_EQ(ran, 1);
+  {
+    auto tx = store_->begin(true);
+    store_->after_commit([&] { ++ran; });
+  }  // rolled back: dropped
+  EXPECT_EQ(ran, 1);
+  {
+    auto outer = store_->begin(true);
+    {
+      auto inner = store_->begin(true);  // a savepoint, as a request in a commit group
+      store_->after_commit([&] { ++ran; });
+      inner->commit();
+    }
+    EXPECT_EQ(ran, 1) << "a hook waits for the outermost transaction";
+    outer->commit();
+  }
+  EXPECT_EQ(ran, 2);
 }
 
 TEST_P(interaction_store_contract, uncommitted_work_is_invisible) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <optional>
 
 namespace exactly::sqlite {
 namespace {
@@ -205,6 +206,42 @@ TEST_F(sqlite_test, a_second_writer_is_busy) {
   } catch (const error& e) {
     EXPECT_TRUE(e.busy());
   }
+}
+
+TEST_F(sqlite_test, storage_failure_tells_the_storage_apart_from_what_the_sql_asked) {
+  connection db(path());
+  db.exec("CREATE TABLE u (k INTEGER PRIMARY KEY)");
+  db.exec("INSERT INTO u VALUES (1)");
+  const auto failure_of = [&](std::string_view sql) -> std::optional<error> {
+    try {
+      db.exec(sql);
+    } catch (const error& e) {
+      return e;
+    }
+    return std::nullopt;
+  };
+  const auto unique = failure_of("INSERT INTO u VALUES (1)");
+  ASSERT_TRUE(unique);
+  EXPECT_FALSE(unique->storage_failure()) << "a UNIQUE violation is the SQL's, not the storage's";
+  const auto syntax = failure_of("THIS IS NOT SQL");
+  ASSERT_TRUE(syntax);
+  EXPECT_FALSE(syntax->storage_failure());
+
+  connection other(path(), {.busy_timeout = std::chrono::milliseconds(0)});
+  transaction hold(db);
+  try {
+    transaction blocked(other);
+    FAIL() << "second BEGIN IMMEDIATE succeeded";
+  } catch (const error& e) {
+    EXPECT_TRUE(e.storage_failure()) << "a lock held elsewhere is storage trouble";
+  }
+  for (const int code : {10 /* IOERR */, 13 /* FULL */, 8 /* READONLY */, 11 /* CORRUPT */,
+                         14 /* CANTOPEN */, 7 /* NOMEM */, 26 /* NOTADB */, 6 /* LOCKED */}) {
+    EXPECT_TRUE(error(code, "x").storage_failure()) << code;
+  }
+  EXPECT_TRUE(error(10 | (4 << 8), "x").storage_failure()) << "an extended I/O error code";
+  EXPECT_FALSE(error(19 /* CONSTRAINT */, "x").storage_failure());
+  EXPECT_FALSE(error(1 /* ERROR */, "x").storage_failure());
 }
 
 TEST_F(sqlite_test, query_int64_binds_and_tells_no_row) {

@@ -29,6 +29,10 @@ class error : public boost::system::system_error {
  public:
   error(int sqlite_code, const std::string& what);
   bool busy() const noexcept;
+  // Whether the storage itself failed (busy, locked, I/O, full, read-only, corrupt, cannot open,
+  // out of memory, not a database): nothing committed, worth retrying. false for what the SQL
+  // asked for (a constraint violation, a syntax error, a missing table).
+  bool storage_failure() const noexcept;
 };
 
 enum class synchronous { off, normal, full, extra };

@@ -5,8 +5,7 @@
 
 #include <exactly/common/clock.hpp>
 #include <exactly/common/sqlite.hpp>
-#include <exactly/server/id_state.hpp>
-#include <exactly/server/interaction_store.hpp>
+#include <exactly/server/connector_types.hpp>
 #include <exactly/server/session.hpp>
 #include <exactly/server/stored_response.hpp>
 
@@ -14,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -47,33 +47,6 @@ struct invalid_payload {
 template <class Payload>
 using parse_result = std::variant<Payload, invalid_payload>;
 
-// One protocol request, after HTTP parsing and authentication.
-struct interaction_request {
-  verb v = verb::get;
-  std::string_view route;      // the route template, e.g. "/payment/authorize/{id}"
-  std::string_view id;         // the raw id path segment
-  std::string_view principal;  // "" in open mode
-  std::string_view content_type;
-  std::string_view body;
-};
-
-// A response to send: protocol answer, stored response or problem.
-struct interaction_response {
-  unsigned status = 200;
-  std::string content_type;
-  std::string body;
-  std::string outcome;          // "executed" / "replayed" / "" for none
-  std::optional<errc> problem;  // set when this is a protocol problem
-};
-
-// Executions and replays count once their transaction (inside a commit group: the group's)
-// has committed, so a group whose COMMIT fails adds nothing.
-struct connector_stats {
-  std::int64_t executions = 0, replays = 0, logic_failures = 0;
-  std::int64_t swept_staged = 0, swept_responses = 0, purged_tombstones = 0, released_pages = 0;
-  std::int64_t messages_delivered = 0, messages_failed = 0, messages_dead_lettered = 0;
-};
-
 class connector {
  public:
   // Opens and migrates the database. Throws sqlite::error on failure.
@@ -84,9 +57,9 @@ class connector {
 
   // Registers a route template ending in "/{id}". `parse` runs at PUT (a refusal or an
   // exception is 422, not staged) and again before `logic` at POST; `logic` runs once per staged
-  // id, in the transaction that stores its response. An exception from `logic` is 500
-  // execution-failed with nothing committed. Throws std::invalid_argument for a bad or duplicate
-  // template.
+  // id, in the transaction that stores its response. An exception from `logic` (its SQL's
+  // constraint violations too) is 500 execution-failed, a storage failure 503; nothing of it
+  // commits and the id stays staged. Throws std::invalid_argument for a bad/duplicate template.
   template <class Payload>
   void route(std::string route_template,
              std::function<parse_result<Payload>(const incoming_request&)> parse,
@@ -99,15 +72,17 @@ class connector {
   // Route templates registered, for the HTTP router.
   std::vector<std::string> routes() const;
 
-  // Carries out one protocol request. Never throws; storage failures become 503 problems.
+  // Carries out one protocol request. Never throws: a storage failure answers 503
+  // storage-unavailable, a failing business logic 500 execution-failed, a defect of the server
+  // 500 internal-error. An execution's hooks (counting, crash point) run once it has committed.
   interaction_response handle(const interaction_request& r);
   // Carries out a GET through the read-only connection: it sees only committed state (with
   // synchronous=FULL, only durable state), never waits for a write in flight, and may run on
-  // one other thread while handle() runs. Never throws for storage trouble (503 problem).
-  // Throws std::logic_error for another verb or when !reads_apart().
+  // one other thread while handle() runs. Answers failures as handle() does.
+  // Throws std::logic_error for another verb or when !has_separate_reads().
   interaction_response read(const interaction_request& r);
   // Whether read() is available (connector_options::separate_reads on a WAL file database).
-  bool reads_apart() const;
+  bool has_separate_reads() const;
   // Enforces staged TTL, response retention and tombstone purge once, now.
   sweep_result sweep();
   // Delivers due outbox messages to local handlers; returns how many were handled.
@@ -117,7 +92,8 @@ class connector {
   std::int64_t outbox_pending();
   std::int64_t dead_letters();
   connector_stats stats() const;
-  // The connection, for read-only endpoints and tests that run on the storage thread.
+  // The connection business logic, message handlers and user routes write through (on the
+  // storage thread); its after_commit() hooks run when the connector's transactions commit.
   sqlite::connection& db();
   const connector_options& options() const;
 
@@ -125,10 +101,6 @@ class connector {
   using validate_fn = std::function<std::optional<std::string>(const incoming_request&)>;
   using execute_fn = std::function<stored_response(basic_session&, const incoming_request&)>;
   void add_route(std::string route_template, validate_fn validate, execute_fn execute);
-  // Resolves the route and id of `r` (else a problem), then `fn(id, route)`; a storage
-  // exception becomes 503.
-  template <class Fn>
-  interaction_response checked(const interaction_request& r, Fn fn);
 
   struct impl;
   std::unique_ptr<impl> impl_;

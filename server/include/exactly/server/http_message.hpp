@@ -1,6 +1,7 @@
 #pragma once
 // Plain HTTP request/response values for user routes (no Beast types in public headers).
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -28,5 +29,10 @@ struct http_response {
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers
 };
+
+// Handler of a user route; runs on the storage thread, so it may use connector::db().
+// An exception becomes a 500 execution-failed problem (503 for a storage failure), with its
+// writes rolled back.
+using route_handler = std::function<http_response(const http_request&)>;
 
 }  // namespace exactly::server

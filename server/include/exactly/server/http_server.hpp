@@ -58,10 +58,6 @@ struct server_options {
   bool group_commit = true;
 };
 
-// Handler of a user route; runs on the storage thread, so it may use connector::db().
-// An exception becomes a 500 problem.
-using route_handler = std::function<http_response(const http_request&)>;
-
 class http_server {
  public:
   // Throws std::invalid_argument if authentication is neither configured nor explicitly open,
@@ -93,7 +89,7 @@ class http_server {
 
  private:
   struct impl;
-  std::shared_ptr<impl> impl_;
+  std::unique_ptr<impl> impl_;
 };
 
 }  // namespace exactly::server

@@ -2,11 +2,16 @@
 // The connector's storage contract: interactions, the server outbox and dead letters.
 // One engine per database (SQLite now; PostgreSQL can implement the same contract).
 // Every call except begin() runs inside the transaction begin() opened, on that thread.
+// Failures throw sqlite::error (storage trouble when storage_failure()); a broken invariant
+// throws std::logic_error.
 
-#include <exactly/server/id_state.hpp>
+#include <exactly/server/connector_types.hpp>
 #include <exactly/server/stored_response.hpp>
 
+#include "id_state.hpp"
+
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,17 +24,6 @@ struct interaction_record : record_facts {
   std::int64_t id_ms = 0;
   std::string request_body;  // staged/executed only
   stored_response response;  // executed only
-};
-
-struct sweep_result {
-  std::int64_t expired_staged = 0;     // staged rows past their TTL turned into tombstones
-  std::int64_t expired_responses = 0;  // executed rows past retention turned into tombstones
-  std::int64_t purged_tombstones = 0;  // tombstones deleted
-  std::int64_t released_pages = 0;     // free database pages given back to the file system
-};
-
-struct state_counts {
-  std::int64_t staged = 0, executed = 0, tombstone = 0;
 };
 
 struct outbox_message {
@@ -53,6 +47,9 @@ class interaction_store {
 
   // Opens a transaction; `write` takes the write lock at once (BEGIN IMMEDIATE on SQLite).
   virtual std::unique_ptr<store_transaction> begin(bool write) = 0;
+  // Runs `hook` once the outermost transaction open now commits; drops it if that transaction
+  // (or the savepoint open now) rolls back; with none open, runs it at once. Must not throw.
+  virtual void after_commit(std::function<void()> hook) = 0;
 
   virtual std::optional<interaction_record> find(std::string_view route, std::string_view id) = 0;
   // The same row's facts only, without its bodies: what PUT and DELETE decide on.

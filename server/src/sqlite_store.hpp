@@ -2,7 +2,8 @@
 // The SQLite engine of interaction_store. Not thread-safe: one thread uses it at a time.
 
 #include <exactly/common/sqlite.hpp>
-#include <exactly/server/interaction_store.hpp>
+
+#include "interaction_store.hpp"
 
 namespace exactly::server {
 
@@ -17,6 +18,7 @@ class sqlite_store final : public interaction_store {
   sqlite::connection& connection() { return db_; }
 
   std::unique_ptr<store_transaction> begin(bool write) override;
+  void after_commit(std::function<void()> hook) override;
   std::optional<interaction_record> find(std::string_view route, std::string_view id) override;
   std::optional<record_facts> find_facts(std::string_view route, std::string_view id) override;
   std::int64_t count_staged(std::string_view owner) override;

@@ -4,6 +4,7 @@
 
 #include <exactly/common/error.hpp>
 #include <exactly/common/protocol.hpp>
+#include <exactly/server/connector_types.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -23,14 +24,6 @@ struct record_facts {
   std::int64_t state_since_ms = 0;   // when the row entered its state
   std::string request_sha256;        // staged/executed only
   std::string request_content_type;  // staged/executed only
-};
-
-// Retention and acceptance settings, in milliseconds.
-struct timing {
-  std::int64_t staged_ttl_ms = 24LL * 3600 * 1000;
-  std::int64_t response_retention_ms = 7LL * 24 * 3600 * 1000;
-  std::int64_t acceptance_window_ms = 3600LL * 1000;
-  std::int64_t max_future_skew_ms = 5LL * 60 * 1000;
 };
 
 // The facts of one request, after authentication and id parsing.
@@ -55,8 +48,8 @@ enum class action {
 };
 
 struct decision {
-  action act = action::fail;
-  errc error = errc::request_unknown;  // meaningful when act == fail
+  action next_action = action::fail;
+  errc error = errc::request_unknown;  // meaningful when next_action == fail
 
   friend bool operator==(const decision&, const decision&) = default;
 };

@@ -1,0 +1,78 @@
+// The sweeper and the outbox dispatcher loops on the storage thread (see background_jobs.hpp).
+#include "background_jobs.hpp"
+
+#include "spawn_logged.hpp"
+
+#include <spdlog/spdlog.h>
+#include <boost/asio/post.hpp>
+
+namespace exactly::server {
+
+using namespace exactly::net;
+
+background_jobs::background_jobs(asio::io_context& storage, connector& c,
+                                 std::chrono::milliseconds sweep_interval,
+                                 std::chrono::milliseconds dispatch_interval)
+    : storage_(storage),
+      connector_(c),
+      sweep_interval_(sweep_interval),
+      dispatch_interval_(dispatch_interval),
+      sweep_timer_(storage),
+      dispatch_timer_(storage) {}
+
+void background_jobs::start() {
+  spawn_logged(storage_, sweep_loop());
+  spawn_logged(storage_, dispatch_loop());
+}
+
+void background_jobs::stop() {
+  stopping_ = true;
+  sweep_timer_.cancel();
+  dispatch_timer_.cancel();
+}
+
+void background_jobs::wake_dispatcher() {
+  dispatch_timer_.cancel();
+}
+
+asio::awaitable<void> background_jobs::sweep_loop() {
+  for (;;) {
+    sweep_timer_.expires_after(sweep_interval_);
+    co_await sweep_timer_.async_wait(use_tuple);
+    if (stopping_)
+      co_return;
+    try {
+      const sweep_result r = connector_.sweep();
+      if (r.expired_staged + r.expired_responses + r.purged_tombstones > 0) {
+        spdlog::info("sweeper: {} staged expired, {} responses expired, {} tombstones purged",
+                     r.expired_staged, r.expired_responses, r.purged_tombstones);
+      }
+    } catch (const std::exception& e) {
+      spdlog::error("sweeper failed: {}", e.what());
+    }
+  }
+}
+
+asio::awaitable<void> background_jobs::dispatch_loop() {
+  constexpr int batch = 64;
+  for (;;) {
+    std::size_t handled = 0;
+    try {
+      handled = connector_.dispatch_outbox(batch);
+    } catch (const std::exception& e) {
+      spdlog::error("outbox dispatch failed: {}", e.what());
+    }
+    if (stopping_)
+      co_return;
+    if (handled == batch) {
+      co_await asio::post(storage_, asio::use_awaitable);  // let requests in between
+      continue;
+    }
+    dispatch_timer_.expires_after(dispatch_interval_);
+    co_await dispatch_timer_.async_wait(use_tuple);  // cancelled by wake_dispatcher()
+    if (stopping_)
+      co_return;
+  }
+}
+
+}  // namespace exactly::server

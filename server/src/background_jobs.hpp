@@ -1,0 +1,42 @@
+#pragma once
+// The storage thread's own work: the sweeper and the outbox dispatcher loops.
+
+#include <exactly/server/connector.hpp>
+
+#include "asio_beast.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <chrono>
+
+namespace exactly::server {
+
+class background_jobs {
+ public:
+  // Both loops run on `storage`, the thread that owns `c`'s connection.
+  background_jobs(net::asio::io_context& storage, connector& c,
+                  std::chrono::milliseconds sweep_interval,
+                  std::chrono::milliseconds dispatch_interval);
+  // Spawns both loops.
+  void start();
+  // Ends both loops (storage thread).
+  void stop();
+  // Dispatches at once instead of at the next poll (storage thread): a fresh execution may
+  // have sent messages.
+  void wake_dispatcher();
+
+ private:
+  // Sweeps every sweep interval until stop().
+  net::asio::awaitable<void> sweep_loop();
+  // Dispatches due messages, then waits for the dispatch interval or a wake-up, until stop().
+  net::asio::awaitable<void> dispatch_loop();
+
+  net::asio::io_context& storage_;
+  connector& connector_;
+  std::chrono::milliseconds sweep_interval_, dispatch_interval_;
+  net::asio::steady_timer sweep_timer_, dispatch_timer_;
+  bool stopping_ = false;
+};
+
+}  // namespace exactly::server

@@ -1,0 +1,61 @@
+#pragma once
+// Accepting connections, the set of open ones, and the graceful shutdown that closes them.
+
+#include "asio_beast.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+
+namespace exactly::server {
+
+// An open connection as the shutdown sees it: idle ones are closed at once, busy ones (a
+// request being answered) after the grace.
+struct open_connection {
+  net::beast::tcp_stream* stream;
+  bool busy = false;
+};
+
+// Everything but bind() runs on the network thread.
+class listener {
+ public:
+  using serve_fn = std::function<net::asio::awaitable<void>(net::tcp::socket)>;
+
+  listener(net::asio::io_context& io, std::chrono::milliseconds shutdown_grace);
+  // Binds and listens on host:port; returns the bound port. Throws on failure.
+  std::uint16_t bind(const std::string& host, std::uint16_t port);
+  // Starts accepting; `serve` serves each accepted connection.
+  void start(serve_fn serve);
+  // Begins the shutdown on SIGINT or SIGTERM.
+  void shut_down_on_signals();
+  // Stops accepting, closes idle connections now and the others after the shutdown grace.
+  void begin_shutdown();
+  // Whether the shutdown has begun: connections finish their request and close.
+  bool stopping() const { return stopping_; }
+  // Registers an open connection (again: no effect).
+  void add(open_connection* c);
+  // Forgets a closed connection; the last one to close during the shutdown ends the grace.
+  void remove(open_connection* c);
+
+ private:
+  // Accepts until the acceptor closes.
+  net::asio::awaitable<void> accept_loop(serve_fn serve);
+
+  net::asio::io_context& io_;
+  std::chrono::milliseconds shutdown_grace_;
+  net::tcp::acceptor acceptor_;
+  std::optional<net::asio::signal_set> signals_;
+  net::asio::steady_timer grace_timer_, retry_timer_;
+  std::set<open_connection*> connections_;
+  bool stopping_ = false;
+};
+
+}  // namespace exactly::server

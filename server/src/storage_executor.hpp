@@ -1,0 +1,66 @@
+#pragma once
+// The storage thread: its io_context, its commit groups, and running a function there.
+
+#include <exactly/common/sqlite.hpp>
+
+#include "asio_beast.hpp"
+#include "commit_group.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <exception>
+#include <functional>
+#include <optional>
+#include <thread>
+#include <tuple>
+#include <type_traits>
+
+namespace exactly::server {
+
+class storage_executor {
+ public:
+  // `db`: the connection every storage call uses; `group_commit`: see server_options.
+  storage_executor(sqlite::connection& db, bool group_commit);
+  storage_executor(const storage_executor&) = delete;
+  storage_executor& operator=(const storage_executor&) = delete;
+
+  // The storage thread's io_context (for its timers).
+  net::asio::io_context& context() { return io_; }
+  // Starts the storage thread.
+  void start();
+  // Runs `last` on the storage thread after the work queued so far, lets the thread end once
+  // its remaining work is done, and joins it.
+  void stop(std::function<void()> last);
+
+  // Runs `fn` on the storage thread and awaits its result (rethrowing what it throws).
+  template <class F>
+  net::asio::awaitable<std::invoke_result_t<F>> run(F fn) {
+    using R = std::invoke_result_t<F>;
+    co_return co_await net::asio::co_spawn(
+        io_, [fn = std::move(fn)]() mutable -> net::asio::awaitable<R> { co_return fn(); },
+        net::asio::use_awaitable);
+  }
+  // Runs `fn` on the storage thread in the open commit group and awaits the group's COMMIT.
+  // Gives what `fn` threw (its writes rolled back), else its result, which is nullopt when the
+  // group could not be made durable.
+  template <class F>
+  net::asio::awaitable<std::tuple<std::exception_ptr, std::optional<std::invoke_result_t<F>>>>
+  run_in_commit_group(F fn) {
+    co_return co_await net::asio::co_spawn(io_, groups_.run(std::move(fn)), net::use_tuple);
+  }
+  // Runs `fn` on the running storage thread and blocks until it returns, rethrowing what it
+  // throws. Call from another thread.
+  void run_and_wait(std::function<void()> fn);
+  // Commit group counts (storage thread).
+  const group_stats& group_counts() const { return groups_.stats(); }
+
+ private:
+  net::asio::io_context io_{1};
+  std::optional<net::asio::executor_work_guard<net::asio::io_context::executor_type>> work_;
+  commit_groups groups_;  // storage thread only
+  std::thread thread_;
+};
+
+}  // namespace exactly::server
