@@ -1,0 +1,50 @@
+#pragma once
+// Private: the connector's state, shared by the files that carry out its requests and its outbox.
+
+#include <exactly/common/request_id.hpp>
+#include <exactly/server/connector.hpp>
+
+#include "id_state.hpp"
+#include "interaction_store.hpp"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+
+namespace exactly::server {
+
+struct connector::impl {
+  struct route_entry {
+    validate_fn validate;
+    execute_fn execute;
+  };
+
+  // Opens and migrates the SQLite store, and its reader when separate reads apply.
+  explicit impl(connector_options o);
+
+  connector_options opts;
+  std::unique_ptr<interaction_store> store;   // the protocol's rows, through the contract only
+  sqlite::connection* db = nullptr;           // the store's, for business logic and user routes
+  std::unique_ptr<interaction_store> reader;  // GETs only, on the thread that calls read()
+  std::atomic<std::int64_t> read_replays{0};
+  std::map<std::string, route_entry, std::less<>> routes;
+  std::map<std::string, std::function<void(message_context&)>, std::less<>> handlers;
+  connector_stats stats;
+  std::mt19937_64 rng{std::random_device{}()};  // outbox retry jitter
+
+  // Records the messages that logic or a handler sends, in the transaction open now.
+  send_fn outbox_sender(std::string source, std::int64_t now);
+  // A GET from the reader: one SELECT is its own snapshot of committed rows.
+  interaction_response read(const interaction_request& r, const request_id& id);
+  // Carries out one request in one transaction of the store, by the id state machine's decision.
+  interaction_response handle(const interaction_request& r, const request_id& id,
+                              const route_entry& route);
+  // Resolves the route and id of `r` (else a problem), then answers `carry_out(id, route)`; an
+  // exception escaping it is storage trouble (503) or a defect (500 internal-error).
+  template <class Fn>
+  interaction_response answer(const interaction_request& r, Fn carry_out);
+};
+
+}  // namespace exactly::server

@@ -1,0 +1,161 @@
+// A protocol request carried out: route and id resolved, the id state machine's decision applied
+// to the storage contract, the logic run once.
+#include <exactly/common/crash_point.hpp>
+#include <exactly/common/digest.hpp>
+#include <exactly/common/protocol.hpp>
+
+#include "connector_impl.hpp"
+#include "respond.hpp"
+
+#include <stdexcept>
+
+namespace exactly::server {
+namespace {
+
+interaction_response stored(const stored_response& r, std::string_view outcome) {
+  return {r.status, r.content_type, r.body, std::string(outcome), std::nullopt};
+}
+
+// An answer without a body (200, 201, 204).
+interaction_response bodiless(unsigned status) {
+  return {status, "", "", "", std::nullopt};
+}
+
+}  // namespace
+
+template <class Fn>
+interaction_response connector::impl::answer(const interaction_request& r, Fn carry_out) {
+  const auto route = routes.find(r.route);
+  if (route == routes.end())
+    return problem_response(errc::not_found, "no such route");
+  const auto id = request_id::parse(r.id);
+  if (!id) {
+    return problem_response(errc::invalid_request_id,
+                            "the id must be a canonical lowercase UUID version 7");
+  }
+  try {
+    return carry_out(*id, route->second);
+  } catch (...) {
+    return failure_response(std::current_exception(), errc::internal_error,
+                            std::string(r.route) + " " + id->to_string());
+  }
+}
+
+interaction_response connector::impl::read(const interaction_request& r, const request_id& id) {
+  const request_facts facts{r.v, r.principal, id.timestamp_ms(), opts.clock(), "", r.content_type};
+  const auto rec = reader->find(r.route, r.id);
+  std::optional<record_facts> known;
+  if (rec)
+    known = *rec;
+  const decision d = decide(known, facts, opts.times);
+  if (d.next_action == action::replay) {
+    ++read_replays;
+    return stored(rec->response, protocol::outcome_replayed);
+  }
+  if (d.next_action != action::fail)
+    throw std::logic_error("a GET decided to write");
+  return problem_response(d.error);
+}
+
+interaction_response connector::impl::handle(const interaction_request& r, const request_id& id,
+                                             const route_entry& route) {
+  const std::int64_t now = opts.clock();
+  const std::string id_text(r.id);
+  std::string digest;
+  if (r.v == verb::put)
+    digest = sha256(r.body);
+  const request_facts facts{r.v, r.principal, id.timestamp_ms(), now, digest, r.content_type};
+
+  auto tx = store->begin(r.v != verb::get);
+  // Bodies are read only where they are used: to execute (POST) or replay (POST, GET).
+  std::optional<interaction_record> rec;
+  std::optional<record_facts> known;
+  if (r.v == verb::post || r.v == verb::get) {
+    rec = store->find(r.route, id_text);
+    if (rec)
+      known = *rec;
+  } else {
+    known = store->find_facts(r.route, id_text);
+  }
+  decision d = decide(known, facts, opts.times);
+
+  if (d.next_action == action::stage) {
+    const incoming_request in{r.content_type, r.body};
+    const auto refusal = route.validate(in);
+    d = decide_stage(!refusal, refusal ? 0 : store->count_staged(r.principal),
+                     opts.max_staged_per_principal);
+    if (d.next_action == action::fail && d.error == errc::invalid_payload) {
+      return problem_response(errc::invalid_payload, *refusal);
+    }
+  }
+
+  switch (d.next_action) {
+    case action::fail:
+      return problem_response(d.error);
+    case action::confirm_staged:
+      return bodiless(200);
+    case action::replay:
+      tx.reset();  // a read: over; the replay counts once its answer may go out
+      store->after_commit([this] { ++stats.replays; });
+      return stored(rec->response, protocol::outcome_replayed);
+    case action::no_change:
+      return bodiless(204);
+    case action::stage:
+      store->insert_staged(r.route, id_text, r.principal, id.timestamp_ms(), now, r.content_type,
+                           r.body, digest);
+      tx->commit();
+      return bodiless(201);
+    case action::tombstone:
+    case action::tombstone_unknown:
+      store->put_tombstone(r.route, id_text, r.principal, id.timestamp_ms(),
+                           tombstone_reason::deleted, now);
+      tx->commit();
+      return bodiless(204);
+    case action::execute:
+      break;
+  }
+
+  // action::execute: the logic, the stored response and its messages commit together.
+  stored_response response;
+  try {
+    basic_session base(*db, r.route, id, r.principal,
+                       outbox_sender(std::string(r.route) + " " + id_text, now));
+    response = route.execute(base, {rec->request_content_type, rec->request_body});
+  } catch (...) {
+    // `tx` (in a commit group: a savepoint) rolls back the logic's writes; the id stays staged.
+    interaction_response failed =
+        failure_response(std::current_exception(), errc::execution_failed,
+                         "logic of " + std::string(r.route) + " " + id_text);
+    if (failed.problem == errc::execution_failed)
+      ++stats.logic_failures;
+    return failed;
+  }
+  store->mark_executed(r.route, id_text, response, now);
+  tx->commit();
+  // Once durable (inside a commit group: once the group's COMMIT has returned), before the
+  // answer goes out.
+  store->after_commit([this] {
+    crash_point("server.after_commit_before_reply");
+    ++stats.executions;
+  });
+  return stored(response, protocol::outcome_executed);
+}
+
+interaction_response connector::handle(const interaction_request& r) {
+  return impl_->answer(r, [&](const request_id& id, const impl::route_entry& route) {
+    return impl_->handle(r, id, route);
+  });
+}
+
+interaction_response connector::read(const interaction_request& r) {
+  if (r.v != verb::get || !impl_->reader)
+    throw std::logic_error("connector::read carries out GETs, and only when has_separate_reads()");
+  return impl_->answer(
+      r, [&](const request_id& id, const impl::route_entry&) { return impl_->read(r, id); });
+}
+
+bool connector::has_separate_reads() const {
+  return impl_->reader != nullptr;
+}
+
+}  // namespace exactly::server
