@@ -19,10 +19,6 @@ namespace {
 
 using namespace exactly::net;
 
-std::string_view to_view(beast::string_view s) {
-  return {s.data(), s.size()};
-}
-
 // Sends `res` and closes: half-close, then drain what the peer still sends (briefly), so the
 // peer reads the answer instead of a reset.
 template <class Stream>

@@ -14,10 +14,6 @@ namespace {
 
 using namespace exactly::net;
 
-std::string_view to_view(beast::string_view s) {
-  return {s.data(), s.size()};
-}
-
 verb to_verb(http::verb v) {
   switch (v) {
     case http::verb::put:
