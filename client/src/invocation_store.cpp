@@ -1,3 +1,4 @@
+// The committed invocations of invoke_http (exactly_invocations), moved by the lifecycle machine.
 #include "invocation_store.hpp"
 
 #include <exactly/common/migrations.hpp>

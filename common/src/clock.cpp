@@ -1,3 +1,4 @@
+// The system clock in Unix milliseconds.
 #include <exactly/common/clock.hpp>
 
 #include <chrono>

@@ -1,3 +1,4 @@
+// Crash points: a test process named by EXACTLY_CRASH_AT exits at once where it is reached.
 #include <exactly/common/crash_point.hpp>
 
 #include <unistd.h>

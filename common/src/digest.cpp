@@ -1,3 +1,4 @@
+// SHA-256 and lowercase hex.
 #include <exactly/common/digest.hpp>
 
 #include <openssl/evp.h>

@@ -1,3 +1,4 @@
+// The errc category and the one mapping of an error to its HTTP status and problem name.
 #include <exactly/common/error.hpp>
 
 #include <string>

@@ -1,3 +1,4 @@
+// Splitting "host:port" for the command lines.
 #include <exactly/common/host_port.hpp>
 
 #include <charconv>

@@ -1,3 +1,4 @@
+// Schema migrations applied in order, each once, recorded per component in the database.
 #include <exactly/common/migrations.hpp>
 
 #include <stdexcept>

@@ -1,3 +1,4 @@
+// Problem details (RFC 9457): built from an errc, written and parsed as JSON.
 #include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>
 

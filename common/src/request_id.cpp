@@ -1,3 +1,4 @@
+// Request ids: UUIDv7 minted from a cryptographic random source, parsed only in canonical form.
 #include <exactly/common/clock.hpp>
 #include <exactly/common/request_id.hpp>
 

@@ -1,3 +1,4 @@
+// The SQLite wrapper: connections with a statement cache, statements, transactions, savepoints.
 #include <exactly/common/sqlite.hpp>
 
 #include <algorithm>
