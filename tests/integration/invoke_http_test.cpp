@@ -93,6 +93,17 @@ class invoke_http : public ::testing::Test {
 
   std::int64_t q(const char* sql) { return db_.query_int64(sql).value_or(-1); }
 
+  // DELETEs, as its owner, the id of the first invocation `select_url` finds, as someone acting
+  // behind the runtime's back would.
+  void delete_behind_the_runtimes_back(echo_server& server, const char* select_url) {
+    auto& s = db_.prepare(select_url);
+    ASSERT_TRUE(s.step());
+    const std::string url = s.text(0);
+    s.reset();
+    http_client c(server.port());
+    ASSERT_EQ(c.request("DELETE", url.substr(url.find("/vectors")), "", alice).status, 204u);
+  }
+
   // Queues `n` bill messages for orders o-0 .. o-(n-1).
   void queue_bills(int n) {
     client::queue_store queues(db_);
@@ -529,12 +540,7 @@ TEST_F(invoke_http, a_consumed_id_on_post_goes_to_the_error_queue_not_reinvoked)
   ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});
   ASSERT_EQ(ep.process_due(), 1u);  // handler committed; POST not yet published
   // Someone deletes the staged request behind the runtime's back.
-  auto& s = db_.prepare("SELECT url FROM exactly_invocations");
-  ASSERT_TRUE(s.step());
-  const std::string url = s.text(0);
-  s.reset();
-  http_client c(server.port());
-  ASSERT_EQ(c.request("DELETE", url.substr(url.find("/vectors")), "", alice).status, 204u);
+  delete_behind_the_runtimes_back(server, "SELECT url FROM exactly_invocations");
   quiesce(ep);
   EXPECT_EQ(server.executions_total(), 0);
   EXPECT_EQ(q("SELECT count(*) FROM results"), 0);
@@ -606,12 +612,7 @@ TEST_F(invoke_http, a_follow_up_whose_get_finds_the_id_consumed_is_error_queued_
   ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});
   ASSERT_EQ(ep.process_due(), 1u);  // handler committed
   ASSERT_EQ(ep.publish_due(), 1u);  // POST executed, follow-up queued
-  auto& s = db_.prepare("SELECT url FROM exactly_invocations WHERE state = 2");
-  ASSERT_TRUE(s.step());
-  const std::string url = s.text(0);
-  s.reset();
-  http_client c(server.port());
-  ASSERT_EQ(c.request("DELETE", url.substr(url.find("/vectors")), "", alice).status, 204u);
+  delete_behind_the_runtimes_back(server, "SELECT url FROM exactly_invocations WHERE state = 2");
   quiesce(ep);
   EXPECT_EQ(server.executions_total(), 1);
   EXPECT_EQ(q("SELECT count(*) FROM results"), 0);
