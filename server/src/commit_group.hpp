@@ -48,6 +48,10 @@ class commit_groups {
       const flush_alone flush_after{grouped_ ? nullptr : this, g};
       sqlite::transaction own(db_);
       result.emplace(fn());
+      // SQLite rolled the whole group back on its own (disk full, I/O error): nothing of it can
+      // commit, and the savepoint is gone with it.
+      if (!db_.in_transaction())
+        co_return std::nullopt;
       own.commit();
     }
     if (grouped_)

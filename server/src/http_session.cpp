@@ -67,7 +67,6 @@ asio::awaitable<void> serve(Stream& stream, open_connection& state, std::string 
                             session_context& ctx) {
   const server_options& opts = ctx.opts;
   beast::tcp_stream& lowest = beast::get_lowest_layer(stream);
-  ctx.connections.add(&state);
   beast::flat_buffer buffer;
   bool first = true;
   while (!ctx.connections.stopping()) {
@@ -112,7 +111,6 @@ asio::awaitable<void> serve(Stream& stream, open_connection& state, std::string 
   }
   beast::error_code ignored;
   lowest.socket().shutdown(tcp::socket::shutdown_both, ignored);
-  ctx.connections.remove(&state);
 }
 
 }  // namespace
@@ -123,12 +121,14 @@ asio::awaitable<void> run_session(tcp::socket socket, session_context& ctx) {
   if (!ctx.tls) {
     beast::tcp_stream stream(std::move(socket));
     open_connection state{&stream};
+    const connection_registration registered(ctx.connections, &state);
     co_await serve(stream, state, std::string(), ctx);
     co_return;
   }
   beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *ctx.tls);
   open_connection state{&beast::get_lowest_layer(stream)};
-  ctx.connections.add(&state);  // a shutdown cancels a handshake like an idle connection
+  // Registered before the handshake: a shutdown cancels a handshake like an idle connection.
+  const connection_registration registered(ctx.connections, &state);
   beast::get_lowest_layer(stream).expires_after(ctx.opts.tls.handshake_timeout);
   auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, use_tuple);
   if (ec) {
@@ -136,7 +136,6 @@ asio::awaitable<void> run_session(tcp::socket socket, session_context& ctx) {
       ctx.counters.count_tls_handshake_failure();
     beast::error_code ignored;
     beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ignored);
-    ctx.connections.remove(&state);
     co_return;
   }
   co_await serve(stream, state, peer_certificate_sha256(stream.native_handle()), ctx);

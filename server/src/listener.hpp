@@ -58,4 +58,20 @@ class listener {
   bool stopping_ = false;
 };
 
+// Keeps a connection registered with a listener while it lives, however its coroutine ends (an
+// exception included), so the shutdown never reaches a connection that is gone.
+class connection_registration {
+ public:
+  connection_registration(listener& l, open_connection* c) : listener_(l), connection_(c) {
+    listener_.add(connection_);
+  }
+  ~connection_registration() { listener_.remove(connection_); }
+  connection_registration(const connection_registration&) = delete;
+  connection_registration& operator=(const connection_registration&) = delete;
+
+ private:
+  listener& listener_;
+  open_connection* connection_;
+};
+
 }  // namespace exactly::server

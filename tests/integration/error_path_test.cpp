@@ -40,6 +40,12 @@ class error_path : public ::testing::Test {
     add("/busy/{id}", [](server::session<std::string>&) -> server::stored_response {
       throw sqlite::error(5 /* SQLITE_BUSY */, "database is locked");
     });
+    // What SQLite does on a disk-full or I/O error: it rolls the whole transaction (the commit
+    // group) back on its own, then the statement fails.
+    add("/io-error/{id}", [](server::session<std::string>& s) -> server::stored_response {
+      s.db().exec("ROLLBACK");
+      throw sqlite::error(10 /* SQLITE_IOERR */, "disk I/O error");
+    });
     // Deletes its own interaction row: the protocol's own UPDATE then finds no staged row, an
     // invariant of the server broken as by a defect.
     add("/defect/{id}", [](server::session<std::string>& s) {
@@ -136,6 +142,18 @@ TEST_F(error_path, a_storage_failure_in_the_logic_is_503_and_stays_staged) {
   EXPECT_EQ(problem_name(r), "storage-unavailable");
   EXPECT_EQ(count("SELECT count(*) FROM attempts"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM exactly_interactions WHERE state = 1"), 1);
+}
+
+TEST_F(error_path, a_group_that_storage_rolled_back_is_503_not_a_defect) {
+  const std::string id = staged("/io-error/");
+  const auto r = client().request("POST", "/io-error/" + id, "", json);
+  EXPECT_EQ(r.status, 503u);
+  EXPECT_EQ(problem_name(r), "storage-unavailable");
+  EXPECT_EQ(count("SELECT count(*) FROM attempts"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_interactions WHERE state = 1"), 1);
+  // The server goes on: the next request opens a fresh group.
+  const std::string next = staged("/unique/");
+  EXPECT_EQ(client().request("POST", "/unique/" + next, "", json).status, 200u);
 }
 
 TEST_F(error_path, a_storage_failure_of_the_protocol_is_503) {
