@@ -21,11 +21,15 @@ background_jobs::background_jobs(asio::io_context& storage, connector& c,
       dispatch_timer_(storage) {}
 
 void background_jobs::start() {
+  // Before the storage thread runs; cleared by stop(), on it: the messages of each durable
+  // execution are dispatched at once instead of at the next poll.
+  connector_.on_durable_execution([this] { wake_dispatcher(); });
   spawn_logged(storage_, sweep_loop());
   spawn_logged(storage_, dispatch_loop());
 }
 
 void background_jobs::stop() {
+  connector_.on_durable_execution(nullptr);
   stopping_ = true;
   sweep_timer_.cancel();
   dispatch_timer_.cancel();

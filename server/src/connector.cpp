@@ -45,6 +45,10 @@ void connector::on_message(std::string type, std::function<void(message_context&
   impl_->handlers[std::move(type)] = std::move(handler);
 }
 
+void connector::on_durable_execution(std::function<void()> fn) {
+  impl_->on_durable_execution = std::move(fn);
+}
+
 std::vector<std::string> connector::routes() const {
   std::vector<std::string> out;
   for (const auto& [name, entry] : impl_->routes)

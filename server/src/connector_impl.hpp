@@ -32,6 +32,7 @@ struct connector::impl {
   std::map<std::string, route_entry, std::less<>> routes;
   std::map<std::string, std::function<void(message_context&)>, std::less<>> handlers;
   connector_stats stats;
+  std::function<void()> on_durable_execution;   // see connector::on_durable_execution
   std::mt19937_64 rng{std::random_device{}()};  // outbox retry jitter
 
   // Records the messages that logic or a handler sends, in the transaction open now.

@@ -137,6 +137,8 @@ interaction_response connector::impl::handle(const interaction_request& r, const
   store->after_commit([this] {
     crash_point("server.after_commit_before_reply");
     ++stats.executions;
+    if (on_durable_execution)
+      on_durable_execution();
   });
   return stored(response, protocol::outcome_executed);
 }

@@ -53,14 +53,8 @@ http_request user_request(beast_request& req, std::map<std::string, std::string>
 }  // namespace
 
 request_dispatch::request_dispatch(connector& c, const authenticator& auth, const router& routes,
-                                   metrics& counters, storage_executor& storage,
-                                   background_jobs& jobs)
-    : connector_(c),
-      auth_(auth),
-      routes_(routes),
-      counters_(counters),
-      storage_(storage),
-      jobs_(jobs) {}
+                                   metrics& counters, storage_executor& storage)
+    : connector_(c), auth_(auth), routes_(routes), counters_(counters), storage_(storage) {}
 
 beast_response request_dispatch::reply(interaction_response r, unsigned version) {
   if (r.problem)
@@ -152,14 +146,8 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
     // Committed rows only, so no commit group to wait for: read here, answered at once.
     co_return reply(connector_.read(ir), req.version());
   }
-  auto [failure, durable] = co_await storage_.run_in_commit_group([this, &ir] {
-    interaction_response r = connector_.handle(ir);
-    if (r.outcome == protocol::outcome_executed) {
-      // Once the group has committed: its messages may be dispatched.
-      connector_.db().after_commit([this] { jobs_.wake_dispatcher(); });
-    }
-    return r;
-  });
+  auto [failure, durable] =
+      co_await storage_.run_in_commit_group([this, &ir] { return connector_.handle(ir); });
   if (failure)  // connector::handle() answers its failures: this is a defect
     co_return reply(failure_response(failure, errc::internal_error, ir.route), req.version());
   if (!durable)

@@ -12,14 +12,13 @@
 namespace exactly::server {
 
 class authenticator;
-class background_jobs;
 class metrics;
 class storage_executor;
 
 class request_dispatch {
  public:
   request_dispatch(connector& c, const authenticator& auth, const router& routes, metrics& counters,
-                   storage_executor& storage, background_jobs& jobs);
+                   storage_executor& storage);
 
   // The answer to `req` (network thread); `certificate_sha256`: the connection's client
   // certificate, "" when none. A failure of the request is an answer, not an exception.
@@ -48,7 +47,6 @@ class request_dispatch {
   const router& routes_;
   metrics& counters_;
   storage_executor& storage_;
-  background_jobs& jobs_;
 };
 
 }  // namespace exactly::server

@@ -69,6 +69,11 @@ class connector {
   // with backoff, then dead-lettered after outbox_max_attempts.
   void on_message(std::string type, std::function<void(message_context&)> handler);
 
+  // Runs `fn` each time an execution has become durable, on the thread that committed it and
+  // before its answer goes out; `fn` must not throw. One at a time: a later call replaces it,
+  // nullptr clears it. http_server uses it to wake its outbox dispatcher.
+  void on_durable_execution(std::function<void()> fn);
+
   // Route templates registered, for the HTTP router.
   std::vector<std::string> routes() const;
 
