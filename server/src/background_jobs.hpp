@@ -18,9 +18,9 @@ class background_jobs {
   background_jobs(net::asio::io_context& storage, connector& c,
                   std::chrono::milliseconds sweep_interval,
                   std::chrono::milliseconds dispatch_interval);
-  // Spawns both loops.
+  // Spawns both loops; from now on each durable execution of the connector wakes the dispatcher.
   void start();
-  // Ends both loops (storage thread).
+  // Ends both loops and the wake-ups (storage thread).
   void stop();
   // Dispatches at once instead of at the next poll (storage thread): a fresh execution may
   // have sent messages.
