@@ -4,7 +4,6 @@
 #include "publisher.hpp"
 
 #include <exactly/common/backoff.hpp>
-#include <exactly/common/request_id.hpp>
 
 namespace exactly::client {
 
@@ -32,10 +31,7 @@ endpoint::~endpoint() = default;
 endpoint::endpoint(endpoint&&) noexcept = default;
 
 void send_in_transaction(sqlite::connection& db, std::string_view to, message m) {
-  const std::int64_t now = system_now_ms();
-  if (m.id.empty())
-    m.id = request_id::mint(now).to_string();
-  queue_store(db).enqueue(to, m, now);
+  queue_store(db).enqueue(to, m, system_now_ms());
 }
 
 void endpoint::on(std::string type, handler h) {
@@ -43,11 +39,8 @@ void endpoint::on(std::string type, handler h) {
 }
 
 void endpoint::send(std::string_view to, message m) {
-  const std::int64_t now = impl_->opts.clock();
-  if (m.id.empty())
-    m.id = request_id::mint(now).to_string();
   sqlite::transaction tx(impl_->db);
-  impl_->queues.enqueue(to, m, now);
+  impl_->queues.enqueue(to, m, impl_->opts.clock());
   tx.commit();
 }
 

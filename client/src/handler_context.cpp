@@ -24,8 +24,6 @@ const http_result* handler_context::response() const {
 }
 
 void handler_context::send(std::string_view to, message m) {
-  if (m.id.empty())
-    m.id = request_id::mint(scope_.now_ms).to_string();
   scope_.core.queues.enqueue(to, m, scope_.now_ms);
 }
 

@@ -2,6 +2,7 @@
 #include "queue_store.hpp"
 
 #include <exactly/common/migrations.hpp>
+#include <exactly/common/request_id.hpp>
 
 namespace exactly::client {
 namespace {
@@ -42,7 +43,8 @@ bool queue_store::enqueue(std::string_view endpoint, const message& m, std::int6
   db_.prepare(
          "INSERT INTO exactly_queue(endpoint, message_id, type, headers, body, due_ms)"
          " VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT(endpoint, message_id) DO NOTHING")
-      .bind_all(endpoint, m.id, m.type, m.headers.dump(), m.body.dump(), now_ms)
+      .bind_all(endpoint, m.id.empty() ? request_id::mint(now_ms).to_string() : m.id, m.type,
+                m.headers.dump(), m.body.dump(), now_ms)
       .run();
   return db_.changes() == 1;
 }

@@ -27,8 +27,8 @@ class queue_store {
   // Migrates the client schema in `db`. Throws sqlite::error.
   explicit queue_store(sqlite::connection& db);
 
-  // Appends `m` to `endpoint`'s queue; a message id already queued there is ignored (returns
-  // false), so a re-sent message is not processed twice.
+  // Appends `m` to `endpoint`'s queue, under a fresh UUIDv7 when m.id is empty; a message id
+  // already queued there is ignored (returns false), so a re-sent message is not processed twice.
   bool enqueue(std::string_view endpoint, const message& m, std::int64_t now_ms);
   // Up to `limit` messages of `endpoint` due at `now_ms`, oldest first.
   std::vector<queued_message> due(std::string_view endpoint, std::int64_t now_ms, int limit);
