@@ -6,6 +6,8 @@ packages=(
   libboost1.81-dev      # Asio and Beast: HTTP server and client with C++20 coroutines
   libssl-dev            # OpenSSL: request id randomness, SHA-256 digests, TLS later
   libsqlite3-dev        # SQLite: the embedded storage engine
+  libpq-dev             # libpq: the PostgreSQL engine's client library
+  postgresql-15         # PostgreSQL server: the tests start throwaway clusters of their own
   nlohmann-json3-dev    # JSON for payloads, problems and test vectors
   libgtest-dev          # GoogleTest
   libspdlog-dev         # logging

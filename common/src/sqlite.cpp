@@ -1,6 +1,8 @@
 // The SQLite wrapper: connections with a statement cache, statements, transactions, savepoints.
 #include <exactly/common/sqlite.hpp>
 
+#include "commit_hooks.hpp"
+
 #include <algorithm>
 #include <thread>
 
@@ -8,11 +10,6 @@
 
 namespace exactly::sqlite {
 namespace {
-
-// A hook that throws would fail a commit that happened: that ends the process instead.
-void run_hook(const std::function<void()>& fn) noexcept {
-  fn();
-}
 
 class category_impl final : public boost::system::error_category {
  public:
@@ -51,8 +48,7 @@ const boost::system::error_category& sqlite_category() noexcept {
 }
 
 error::error(int sqlite_code, const std::string& what)
-    : boost::system::system_error(boost::system::error_code(sqlite_code & 0xFF, sqlite_category()),
-                                  what) {}
+    : storage_error(boost::system::error_code(sqlite_code & 0xFF, sqlite_category()), what) {}
 
 bool error::busy() const noexcept {
   const int c = code().value();
@@ -172,7 +168,9 @@ int connection::on_busy(void* self, int tries) {
 }
 
 connection::connection(const std::string& path, options opts)
-    : path_(path), busy_timeout_(opts.busy_timeout) {
+    : path_(path),
+      hooks_(std::make_unique<detail::commit_hooks>()),
+      busy_timeout_(opts.busy_timeout) {
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
@@ -217,10 +215,7 @@ statement& connection::prepare(std::string_view sql) {
 }
 
 void connection::after_commit(std::function<void()> fn) {
-  if (depth_ == 0)
-    run_hook(fn);
-  else
-    after_commit_.emplace_back(depth_, std::move(fn));
+  hooks_->add(depth_, std::move(fn));
 }
 
 void connection::reset_all() {
@@ -255,7 +250,7 @@ transaction::~transaction() {
 void transaction::rollback() noexcept {
   --db_->depth_;
   done_ = true;
-  std::erase_if(db_->after_commit_, [this](const auto& h) { return h.first >= level_; });
+  db_->hooks_->rolled_back(level_);
   db_->reset_all();
   if (level_ == 1) {
     sqlite3_exec(db_->native(), "ROLLBACK", nullptr, nullptr, nullptr);
@@ -276,15 +271,10 @@ void transaction::commit() {
   }
   --db_->depth_;
   done_ = true;
-  if (level_ > 1) {  // the savepoint's hooks now wait for the enclosing transaction
-    for (auto& h : db_->after_commit_)
-      h.first = std::min(h.first, level_ - 1);
-    return;
-  }
-  auto hooks = std::move(db_->after_commit_);
-  db_->after_commit_.clear();
-  for (auto& h : hooks)
-    run_hook(h.second);
+  if (level_ > 1)
+    db_->hooks_->released(level_);
+  else
+    db_->hooks_->committed();
 }
 
 }  // namespace exactly::sqlite

@@ -1,9 +1,9 @@
 #pragma once
 // A thin RAII wrapper over SQLite: connection with a statement cache, statements, transactions.
-// Errors surface as exactly::sqlite::error (a boost::system::system_error in sqlite_category()).
+// Errors surface as exactly::sqlite::error (an exactly::storage_error in sqlite_category()).
 // Thread-safety: a connection and its statements belong to one thread at a time.
 
-#include <boost/system/system_error.hpp>
+#include <exactly/common/storage_error.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -19,20 +19,22 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
+namespace exactly::detail {
+class commit_hooks;
+}
+
 namespace exactly::sqlite {
 
 // Category of SQLite's primary result codes (SQLITE_BUSY, SQLITE_IOERR, ...).
 const boost::system::error_category& sqlite_category() noexcept;
 
 // A failed SQLite call. busy() tells a lock conflict (SQLITE_BUSY/LOCKED) apart from real failures.
-class error : public boost::system::system_error {
+class error : public storage_error {
  public:
   error(int sqlite_code, const std::string& what);
   bool busy() const noexcept;
-  // Whether the storage itself failed (busy, locked, I/O, full, read-only, corrupt, cannot open,
-  // out of memory, not a database): nothing committed, worth retrying. false for what the SQL
-  // asked for (a constraint violation, a syntax error, a missing table).
-  bool storage_failure() const noexcept;
+  // Busy, locked, I/O, full, read-only, corrupt, cannot open, out of memory, not a database.
+  bool storage_failure() const noexcept override;
 };
 
 enum class synchronous { off, normal, full, extra };
@@ -136,7 +138,7 @@ class connection {
   std::string path_;
   std::unordered_map<std::string, std::unique_ptr<statement>> cache_;
   int depth_ = 0;
-  std::vector<std::pair<int, std::function<void()>>> after_commit_;  // (depth, hook)
+  std::unique_ptr<detail::commit_hooks> hooks_;
   std::chrono::milliseconds busy_timeout_;
   std::chrono::steady_clock::time_point busy_since_{};
   static int on_busy(void* self, int tries);

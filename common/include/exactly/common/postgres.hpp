@@ -1,0 +1,192 @@
+#pragma once
+// A thin RAII wrapper over libpq: a connection with cached prepared statements, results,
+// transactions and savepoints, commit hooks, and reconnection with backoff after PostgreSQL
+// went away. Errors surface as exactly::pg::error (an exactly::storage_error).
+// Thread-safety: a connection belongs to one thread at a time; connected() may be read anywhere.
+
+#include <exactly/common/storage_error.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+struct pg_conn;
+struct pg_result;
+
+namespace exactly::detail {
+class commit_hooks;
+}
+
+namespace exactly::pg {
+
+// Category of SQLSTATE codes (each packed into an int as PostgreSQL's MAKE_SQLSTATE does).
+const boost::system::error_category& postgres_category() noexcept;
+
+// A failed PostgreSQL call with its SQLSTATE; "08006" when the connection is down or was lost.
+class error : public storage_error {
+ public:
+  error(std::string_view sqlstate, const std::string& what);
+  const std::string& sqlstate() const noexcept { return sqlstate_; }
+  // Connection (class 08), resources (53), shut down (57), system (58), transaction rollback
+  // (40: serialization failure, deadlock), lock not available (55P03), read-only (25006).
+  bool storage_failure() const noexcept override;
+  // A unique or primary key constraint was violated (23505).
+  bool unique_violation() const noexcept { return sqlstate_ == "23505"; }
+
+ private:
+  std::string sqlstate_;
+};
+
+struct options {
+  // A libpq connection string ("host=... dbname=...") or URI ("postgresql://...").
+  std::string conninfo;
+  // synchronous_commit=on: COMMIT returns once the commit is flushed (with the server's
+  // fsync=on, on disk). Off only when the user opts out.
+  bool synchronous_commit = true;
+  // A lost connection is tried again after base, doubling up to cap (with jitter).
+  std::chrono::milliseconds reconnect_base{100};
+  std::chrono::milliseconds reconnect_cap{5000};
+};
+
+// A parameter sent as raw bytes (bytea), not as text.
+struct bytes {
+  std::string_view data;
+};
+
+// One parameter of a query, as libpq sends it.
+struct param {
+  std::string text;  // the value (text format), or the bytes (binary format)
+  bool null = false;
+  bool binary = false;
+};
+param to_param(std::int64_t v);
+inline param to_param(int v) {
+  return to_param(static_cast<std::int64_t>(v));
+}
+inline param to_param(unsigned v) {
+  return to_param(static_cast<std::int64_t>(v));
+}
+param to_param(std::string_view text);
+inline param to_param(const std::string& text) {
+  return to_param(std::string_view(text));
+}
+inline param to_param(const char* text) {
+  return to_param(std::string_view(text));
+}
+param to_param(std::nullptr_t);
+param to_param(bytes b);
+
+// The rows of a query. Rows and columns are 0-based.
+class result {
+ public:
+  explicit result(pg_result* r) : r_(r) {}
+  ~result();
+  result(result&& o) noexcept : r_(o.r_) { o.r_ = nullptr; }
+  result& operator=(result&&) = delete;
+  result(const result&) = delete;
+
+  int rows() const;
+  bool is_null(int row, int col) const;
+  std::int64_t int64(int row, int col) const;
+  // The value as text; a bytea column is decoded to its bytes.
+  std::string text(int row, int col) const;
+  // Rows an INSERT, UPDATE or DELETE changed.
+  std::int64_t affected() const;
+
+ private:
+  pg_result* r_;
+};
+
+class connection {
+ public:
+  // Connects and applies `opts`. Throws error with PostgreSQL's reason on failure (a bad
+  // connection string, an unknown host, a refused password).
+  explicit connection(options opts);
+  ~connection();
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  // Runs one or more statements without parameters or rows (the simple query protocol).
+  void exec(std::string_view sql);
+  // Runs `sql` with `args` bound to $1..$n, as a statement prepared once per connection.
+  template <class... A>
+  result query(std::string_view sql, const A&... args) {
+    return run(sql, {to_param(args)...});
+  }
+  // The first column of the first row as an integer; nullopt when there is no row or it is NULL.
+  template <class... A>
+  std::optional<std::int64_t> query_int64(std::string_view sql, const A&... args) {
+    const result r = query(sql, args...);
+    if (r.rows() == 0 || r.is_null(0, 0))
+      return std::nullopt;
+    return r.int64(0, 0);
+  }
+  // Rows changed by the statement.
+  template <class... A>
+  std::int64_t execute(std::string_view sql, const A&... args) {
+    return query(sql, args...).affected();
+  }
+
+  // True while a transaction is open on the server side (also one that failed).
+  bool in_transaction() const;
+  // How many `transaction` objects are open on this connection (>1 = savepoints).
+  int transaction_depth() const { return depth_; }
+  // As sqlite::connection::after_commit: runs `fn` once the outermost transaction open now has
+  // committed; dropped if it or the savepoint open now rolls back; at once with none open.
+  void after_commit(std::function<void()> fn);
+  // Whether the connection was up after its last use. Any thread.
+  bool connected() const { return up_.load(); }
+  // Outside a transaction: reconnects if the connection was lost and its backoff has passed;
+  // throws error (storage failure) while PostgreSQL stays unreachable.
+  void ensure_connected();
+  pg_conn* native() const { return conn_; }
+
+ private:
+  result run(std::string_view sql, std::vector<param> params);
+  // Throws error for a failed result (or a lost connection), keeping connected() current.
+  void check(pg_result* r, std::string_view sql);
+  void configure();
+
+  options opts_;
+  pg_conn* conn_ = nullptr;
+  std::unordered_map<std::string, std::string> prepared_;  // sql -> statement name
+  int depth_ = 0;
+  std::unique_ptr<detail::commit_hooks> hooks_;
+  std::atomic<bool> up_{false};
+  int reconnect_failures_ = 0;
+  std::chrono::steady_clock::time_point next_reconnect_{};
+  std::mt19937_64 rng_{std::random_device{}()};
+  friend class transaction;
+};
+
+// A transaction that rolls back on destruction unless commit() succeeded; opened while another
+// is open on the connection, it is a SAVEPOINT inside it (see sqlite::transaction).
+class transaction {
+ public:
+  explicit transaction(connection& db);
+  ~transaction();
+  transaction(const transaction&) = delete;
+  transaction& operator=(const transaction&) = delete;
+
+  // COMMIT (RELEASE for a savepoint). Throws error, the transaction rolled back, if it fails,
+  // including a COMMIT PostgreSQL turned into a rollback because a statement had failed.
+  void commit();
+  bool is_savepoint() const { return level_ > 1; }
+
+ private:
+  void rollback() noexcept;
+
+  connection* db_;
+  int level_;
+  bool done_ = false;
+};
+
+}  // namespace exactly::pg

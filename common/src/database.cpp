@@ -1,0 +1,49 @@
+// The engine-neutral handle: which connection, its transactions and commit hooks.
+#include <exactly/common/database.hpp>
+#include <exactly/common/postgres.hpp>
+#include <exactly/common/sqlite.hpp>
+
+#include <stdexcept>
+
+namespace exactly {
+
+sqlite::connection& database::as_sqlite() const {
+  if (!sqlite_)
+    throw std::logic_error("this database is PostgreSQL: use as_postgres()");
+  return *sqlite_;
+}
+
+pg::connection& database::as_postgres() const {
+  if (!pg_)
+    throw std::logic_error("this database is SQLite: use as_sqlite()");
+  return *pg_;
+}
+
+bool database::in_transaction() const {
+  return sqlite_ ? sqlite_->in_transaction() : pg_->in_transaction();
+}
+
+void database::after_commit(std::function<void()> fn) const {
+  if (sqlite_)
+    sqlite_->after_commit(std::move(fn));
+  else
+    pg_->after_commit(std::move(fn));
+}
+
+database_transaction::database_transaction(const database& db) {
+  if (db.kind() == engine::sqlite)
+    sqlite_ = std::make_unique<sqlite::transaction>(db.as_sqlite());
+  else
+    pg_ = std::make_unique<pg::transaction>(db.as_postgres());
+}
+
+database_transaction::~database_transaction() = default;
+
+void database_transaction::commit() {
+  if (sqlite_)
+    sqlite_->commit();
+  else
+    pg_->commit();
+}
+
+}  // namespace exactly

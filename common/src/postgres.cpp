@@ -1,0 +1,261 @@
+// The libpq wrapper: connection, prepared statements, results, transactions, reconnection.
+#include <exactly/common/backoff.hpp>
+#include <exactly/common/postgres.hpp>
+
+#include "commit_hooks.hpp"
+
+#include <charconv>
+#include <cstring>
+
+#include <libpq-fe.h>
+
+namespace exactly::pg {
+namespace {
+
+constexpr std::string_view connection_lost = "08006";
+
+int pack(std::string_view sqlstate) {
+  int v = 0;
+  for (std::size_t i = 0; i < sqlstate.size() && i < 5; ++i)
+    v |= ((sqlstate[i] - '0') & 0x3F) << (6 * i);
+  return v;
+}
+
+class category_impl final : public boost::system::error_category {
+ public:
+  const char* name() const noexcept override { return "postgres"; }
+  std::string message(int ev) const override {
+    std::string s;
+    for (int i = 0; i < 5; ++i)
+      s += static_cast<char>(((ev >> (6 * i)) & 0x3F) + '0');
+    return "SQLSTATE " + s;
+  }
+};
+
+}  // namespace
+
+const boost::system::error_category& postgres_category() noexcept {
+  static const category_impl instance;
+  return instance;
+}
+
+error::error(std::string_view sqlstate, const std::string& what)
+    : storage_error(boost::system::error_code(pack(sqlstate), postgres_category()), what),
+      sqlstate_(sqlstate) {}
+
+bool error::storage_failure() const noexcept {
+  const std::string_view s = sqlstate_;
+  const std::string_view cls = s.substr(0, 2);
+  return cls == "08" || cls == "53" || cls == "57" || cls == "58" || cls == "40" || s == "55P03" ||
+         s == "25006";
+}
+
+param to_param(std::int64_t v) {
+  return {std::to_string(v), false, false};
+}
+param to_param(std::string_view text) {
+  return {std::string(text), false, false};
+}
+param to_param(std::nullptr_t) {
+  return {std::string(), true, false};
+}
+param to_param(bytes b) {
+  return {std::string(b.data), false, true};
+}
+
+// ---- result ----
+
+result::~result() {
+  PQclear(r_);
+}
+
+int result::rows() const {
+  return PQntuples(r_);
+}
+
+bool result::is_null(int row, int col) const {
+  return PQgetisnull(r_, row, col) != 0;
+}
+
+std::int64_t result::int64(int row, int col) const {
+  const char* v = PQgetvalue(r_, row, col);
+  std::int64_t out = 0;
+  std::from_chars(v, v + std::strlen(v), out);
+  return out;
+}
+
+std::string result::text(int row, int col) const {
+  const char* v = PQgetvalue(r_, row, col);
+  const std::size_t n = static_cast<std::size_t>(PQgetlength(r_, row, col));
+  if (PQftype(r_, col) != 17 /* bytea */)
+    return std::string(v, n);
+  std::size_t len = 0;
+  unsigned char* raw = PQunescapeBytea(reinterpret_cast<const unsigned char*>(v), &len);
+  if (!raw)
+    throw error("53200", "out of memory decoding bytea");
+  std::string out(reinterpret_cast<const char*>(raw), len);
+  PQfreemem(raw);
+  return out;
+}
+
+std::int64_t result::affected() const {
+  const char* n = PQcmdTuples(r_);
+  std::int64_t out = 0;
+  std::from_chars(n, n + std::strlen(n), out);
+  return out;
+}
+
+// ---- connection ----
+
+connection::connection(options opts)
+    : opts_(std::move(opts)), hooks_(std::make_unique<detail::commit_hooks>()) {
+  conn_ = PQconnectdb(opts_.conninfo.c_str());
+  if (!conn_)
+    throw error("53200", "cannot connect to PostgreSQL: out of memory");
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    const std::string why = PQerrorMessage(conn_);
+    PQfinish(conn_);
+    conn_ = nullptr;
+    throw error(connection_lost, "cannot connect to PostgreSQL: " + why);
+  }
+  configure();
+}
+
+connection::~connection() {
+  PQfinish(conn_);
+}
+
+void connection::configure() {
+  prepared_.clear();
+  exec(opts_.synchronous_commit ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
+  // Notices (e.g. "relation already exists, skipping") are not worth a line on stderr.
+  exec("SET client_min_messages = warning");
+  up_ = true;
+  reconnect_failures_ = 0;
+}
+
+void connection::check(PGresult* r, std::string_view sql) {
+  const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+    return;
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  std::string what = r ? PQresultErrorMessage(r) : PQerrorMessage(conn_);
+  while (!what.empty() && (what.back() == '\n' || what.back() == ' '))
+    what.pop_back();
+  const bool lost = PQstatus(conn_) != CONNECTION_OK;
+  if (lost)
+    up_ = false;
+  std::string code = state && !lost ? state : std::string(connection_lost);
+  PQclear(r);
+  const std::size_t cut = sql.find(' ', 40);
+  throw error(code, std::string(sql.substr(0, cut)) + (cut == sql.npos ? "" : " ...") + ": " +
+                        (what.empty() ? "connection to PostgreSQL lost" : what));
+}
+
+void connection::ensure_connected() {
+  if (PQstatus(conn_) == CONNECTION_OK)
+    return;
+  up_ = false;
+  if (depth_ > 0)
+    throw error(connection_lost, "the connection to PostgreSQL was lost in a transaction");
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_reconnect_)
+    throw error(connection_lost, "PostgreSQL is unreachable; the next reconnection is scheduled");
+  PQreset(conn_);
+  if (PQstatus(conn_) == CONNECTION_OK) {
+    configure();
+    return;
+  }
+  const backoff_policy policy{opts_.reconnect_base, opts_.reconnect_cap};
+  next_reconnect_ = now + policy.delay(reconnect_failures_++, rng_);
+  throw error(connection_lost, std::string("PostgreSQL is unreachable: ") + PQerrorMessage(conn_));
+}
+
+void connection::exec(std::string_view sql) {
+  if (depth_ == 0)
+    ensure_connected();
+  const std::string s(sql);
+  PGresult* r = PQexec(conn_, s.c_str());
+  check(r, sql);
+  PQclear(r);
+}
+
+result connection::run(std::string_view sql, std::vector<param> params) {
+  if (depth_ == 0)
+    ensure_connected();
+  std::string key(sql);
+  auto it = prepared_.find(key);
+  if (it == prepared_.end()) {
+    const std::string name = "exactly_" + std::to_string(prepared_.size() + 1);
+    PGresult* p =
+        PQprepare(conn_, name.c_str(), key.c_str(), static_cast<int>(params.size()), nullptr);
+    check(p, sql);
+    PQclear(p);
+    it = prepared_.emplace(std::move(key), name).first;
+  }
+  std::vector<const char*> values(params.size());
+  std::vector<int> lengths(params.size());
+  std::vector<int> formats(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    values[i] = params[i].null ? nullptr : params[i].text.data();
+    lengths[i] = static_cast<int>(params[i].text.size());
+    formats[i] = params[i].binary ? 1 : 0;
+  }
+  PGresult* r = PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(params.size()),
+                               values.data(), lengths.data(), formats.data(), 0);
+  check(r, sql);
+  return result(r);
+}
+
+bool connection::in_transaction() const {
+  const PGTransactionStatusType s = PQtransactionStatus(conn_);
+  return s == PQTRANS_INTRANS || s == PQTRANS_INERROR || s == PQTRANS_ACTIVE;
+}
+
+void connection::after_commit(std::function<void()> fn) {
+  hooks_->add(depth_, std::move(fn));
+}
+
+// ---- transaction ----
+
+transaction::transaction(connection& db) : db_(&db), level_(db.depth_ + 1) {
+  db.exec(level_ == 1 ? std::string("BEGIN") : "SAVEPOINT exactly_" + std::to_string(level_));
+  ++db.depth_;
+}
+
+transaction::~transaction() {
+  if (!done_)
+    rollback();
+}
+
+void transaction::rollback() noexcept {
+  --db_->depth_;
+  done_ = true;
+  db_->hooks_->rolled_back(level_);
+  const std::string sql = level_ == 1 ? std::string("ROLLBACK")
+                                      : "ROLLBACK TO SAVEPOINT exactly_" + std::to_string(level_) +
+                                            "; RELEASE SAVEPOINT exactly_" + std::to_string(level_);
+  // Fails harmlessly when the connection is gone: the server rolls back what it had.
+  PQclear(PQexec(db_->conn_, sql.c_str()));
+}
+
+void transaction::commit() {
+  if (level_ > 1) {
+    db_->exec("RELEASE SAVEPOINT exactly_" + std::to_string(level_));
+    --db_->depth_;
+    done_ = true;
+    db_->hooks_->released(level_);
+    return;
+  }
+  PGresult* r = PQexec(db_->conn_, "COMMIT");
+  db_->check(r, "COMMIT");  // on failure the destructor rolls back
+  const bool committed = std::string_view(PQcmdStatus(r)) == "COMMIT";
+  PQclear(r);
+  if (!committed)  // a statement had failed: PostgreSQL answered COMMIT with ROLLBACK
+    throw error("40000", "COMMIT: the transaction was rolled back after a failed statement");
+  --db_->depth_;
+  done_ = true;
+  db_->hooks_->committed();
+}
+
+}  // namespace exactly::pg

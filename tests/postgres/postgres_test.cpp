@@ -1,0 +1,143 @@
+// The libpq wrapper against a real PostgreSQL: parameters, bytes, transactions and savepoints,
+// commit hooks, errors and their classes, reconnection after the server went away.
+#include <exactly/common/database.hpp>
+#include <exactly/common/postgres.hpp>
+
+#include "pg_cluster.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace exactly {
+namespace {
+
+class postgres_test : public ::testing::Test {
+ protected:
+  pg::connection db{{test::test_cluster().fresh_schema()}};
+};
+
+TEST_F(postgres_test, binds_text_integers_nulls_and_bytes) {
+  db.exec("CREATE TABLE t (i BIGINT, s TEXT, b BYTEA)");
+  const std::string raw("a\0b\xff", 4);
+  db.query("INSERT INTO t VALUES ($1, $2, $3)", std::int64_t{1} << 40, "ünï", pg::bytes{raw});
+  db.query("INSERT INTO t VALUES ($1, $2, $3)", 7, nullptr, nullptr);
+  const pg::result r = db.query("SELECT i, s, b FROM t ORDER BY i DESC");
+  ASSERT_EQ(r.rows(), 2);
+  EXPECT_EQ(r.int64(0, 0), std::int64_t{1} << 40);
+  EXPECT_EQ(r.text(0, 1), "ünï");
+  EXPECT_EQ(r.text(0, 2), raw);
+  EXPECT_TRUE(r.is_null(1, 1));
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t WHERE i = $1", 7), 1);
+  EXPECT_EQ(db.query_int64("SELECT i FROM t WHERE i = $1", 8), std::nullopt);
+  EXPECT_EQ(db.execute("UPDATE t SET s = $1", "x"), 2);
+}
+
+TEST_F(postgres_test, savepoints_roll_back_alone_and_hooks_wait_for_the_outer_commit) {
+  db.exec("CREATE TABLE t (i BIGINT PRIMARY KEY)");
+  int ran = 0;
+  {
+    pg::transaction outer(db);
+    db.execute("INSERT INTO t VALUES (1)");
+    {
+      pg::transaction inner(db);
+      db.execute("INSERT INTO t VALUES (2)");
+      db.after_commit([&] { ran += 10; });
+    }  // rolled back: its row and its hook are gone
+    {
+      pg::transaction inner(db);
+      // A failed statement spoils only the savepoint.
+      EXPECT_THROW(db.execute("INSERT INTO t VALUES (1)"), pg::error);
+    }
+    {
+      pg::transaction inner(db);
+      db.execute("INSERT INTO t VALUES (3)");
+      db.after_commit([&] { ++ran; });
+      inner.commit();
+    }
+    EXPECT_EQ(ran, 0);
+    outer.commit();
+  }
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(db.query_int64("SELECT sum(i) FROM t"), 4);
+  EXPECT_FALSE(db.in_transaction());
+}
+
+TEST_F(postgres_test, a_commit_after_a_failed_statement_throws_instead_of_looking_committed) {
+  db.exec("CREATE TABLE t (i BIGINT PRIMARY KEY)");
+  db.execute("INSERT INTO t VALUES (1)");
+  bool hook = false;
+  {
+    pg::transaction tx(db);
+    db.execute("INSERT INTO t VALUES (2)");
+    db.after_commit([&] { hook = true; });
+    try {
+      db.execute("INSERT INTO t VALUES (1)");
+      FAIL() << "a duplicate key was accepted";
+    } catch (const pg::error& e) {
+      EXPECT_TRUE(e.unique_violation());
+      EXPECT_FALSE(e.storage_failure());  // the SQL's own fault: not worth a retry
+    }
+    EXPECT_THROW(tx.commit(), pg::error);
+  }
+  EXPECT_FALSE(hook);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
+}
+
+TEST_F(postgres_test, the_database_handle_names_its_engine_and_refuses_the_other) {
+  const database d(db);
+  EXPECT_EQ(d.kind(), engine::postgres);
+  EXPECT_EQ(&d.as_postgres(), &db);
+  EXPECT_THROW(d.as_sqlite(), std::logic_error);
+  db.exec("CREATE TABLE t (i BIGINT)");
+  {
+    database_transaction tx(d);
+    EXPECT_TRUE(d.in_transaction());
+    db.execute("INSERT INTO t VALUES (1)");
+  }
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 0);
+}
+
+TEST(postgres_connect, a_bad_connection_string_is_a_clear_storage_error) {
+  try {
+    pg::connection bad({"host=127.0.0.1 port=1 connect_timeout=2"});
+    FAIL() << "connected to nothing";
+  } catch (const pg::error& e) {
+    EXPECT_TRUE(e.storage_failure());
+    EXPECT_NE(std::string(e.what()).find("cannot connect to PostgreSQL"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(pg::connection({"this is not a conninfo"}), pg::error);
+}
+
+TEST(postgres_outage, the_connection_comes_back_by_itself_after_the_server_returns) {
+  test::pg_cluster own;  // stopped and started here: not the cluster other tests share
+  pg::connection db(
+      {own.conninfo(), true, std::chrono::milliseconds(10), std::chrono::milliseconds(50)});
+  db.exec("CREATE TABLE t (i BIGINT)");
+  own.stop(true);
+  try {
+    db.execute("INSERT INTO t VALUES (1)");
+    FAIL() << "wrote to a stopped server";
+  } catch (const pg::error& e) {
+    EXPECT_TRUE(e.storage_failure()) << e.what();
+  }
+  EXPECT_FALSE(db.connected());
+  EXPECT_THROW(db.execute("INSERT INTO t VALUES (1)"), pg::error);  // still down
+  own.start();
+  bool back = false;
+  for (int i = 0; i < 100 && !back; ++i) {
+    try {
+      db.execute("INSERT INTO t VALUES (2)");
+      back = true;
+    } catch (const pg::error&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  EXPECT_TRUE(back);
+  EXPECT_TRUE(db.connected());
+  EXPECT_EQ(db.query_int64("SELECT sum(i) FROM t"), 2);
+}
+
+}  // namespace
+}  // namespace exactly
