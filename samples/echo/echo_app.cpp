@@ -54,7 +54,7 @@ void register_echo_app(server::connector& c) {
                                    nlohmann::json{{"reply", s.payload().reply}}.dump()};
   });
   c.on_message("echo_executed", [](server::message_context& m) {
-    m.db.prepare(
+    m.db().prepare(
             "INSERT INTO echo_deliveries(id, n) VALUES(?, 1)"
             " ON CONFLICT(id) DO UPDATE SET n = n + 1")
         .bind(1, m.body.at("id").get<std::string>())

@@ -8,12 +8,13 @@
 
 namespace exactly::server {
 
-commit_groups::commit_groups(boost::asio::io_context& storage, sqlite::connection& db, bool grouped)
+commit_groups::commit_groups(boost::asio::io_context& storage, database db, bool grouped)
     : io_(storage), db_(db), grouped_(grouped) {}
 
 std::shared_ptr<commit_groups::group> commit_groups::join() {
   if (open_ && !db_.in_transaction()) {
-    // SQLite rolled the group back on its own (disk full, I/O error): nothing more may join.
+    // The engine rolled the group back on its own (disk full, connection lost): nothing more
+    // may join.
     return nullptr;
   }
   if (!open_) {

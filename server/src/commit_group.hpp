@@ -4,7 +4,7 @@
 // reply is released only once its whole group is durable. One fsync serves many requests;
 // nothing is ever answered before it is on disk.
 
-#include <exactly/common/sqlite.hpp>
+#include <exactly/common/database.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
@@ -28,12 +28,12 @@ struct group_stats {
 class commit_groups {
  public:
   // `grouped` = false commits each request on its own (a group of one), on the same path.
-  commit_groups(boost::asio::io_context& storage, sqlite::connection& db, bool grouped);
+  commit_groups(boost::asio::io_context& storage, database db, bool grouped);
 
   // Runs `fn` in a savepoint of the open group (opening one) and waits until the group is
   // committed. Returns nullopt when the group could not be made durable: nothing of it was
   // committed. An exception from `fn` rolls back its savepoint only and propagates at once.
-  // The group's transaction is the outermost one on the connection: sqlite::connection's
+  // The group's transaction is the outermost one on the connection: the connection's
   // after_commit() hooks registered by `fn` run once the group is durable, before any answer.
   // Call on the storage thread.
   template <class F>
@@ -46,10 +46,10 @@ class commit_groups {
       // Ungrouped, even when `fn` throws: the group of one must not stay open. Declared before
       // `own`, so the savepoint is rolled back before the group commits.
       const flush_alone flush_after{grouped_ ? nullptr : this, g};
-      sqlite::transaction own(db_);
+      database_transaction own(db_);
       result.emplace(fn());
-      // SQLite rolled the whole group back on its own (disk full, I/O error): nothing of it can
-      // commit, and the savepoint is gone with it.
+      // The engine ended the whole group on its own (SQLite: disk full, I/O error; PostgreSQL:
+      // the connection lost): nothing of it can commit, and the savepoint is gone with it.
       if (!db_.in_transaction())
         co_return std::nullopt;
       own.commit();
@@ -67,7 +67,7 @@ class commit_groups {
   struct group {
     explicit group(boost::asio::io_context& io)
         : committed(io, boost::asio::steady_timer::time_point::max()) {}
-    std::optional<sqlite::transaction> tx;
+    std::optional<database_transaction> tx;
     boost::asio::steady_timer committed;  // cancelled once the group's COMMIT returned
     bool durable = false;
     std::int64_t size = 0;
@@ -88,7 +88,7 @@ class commit_groups {
   void flush(const std::shared_ptr<group>& g) noexcept;
 
   boost::asio::io_context& io_;
-  sqlite::connection& db_;
+  database db_;
   bool grouped_;
   std::shared_ptr<group> open_;
   group_stats stats_;

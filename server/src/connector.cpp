@@ -3,6 +3,7 @@
 #include <exactly/server/connector.hpp>
 
 #include "connector_impl.hpp"
+#include "pg_store.hpp"
 #include "sqlite_store.hpp"
 
 #include <stdexcept>
@@ -10,8 +11,16 @@
 namespace exactly::server {
 
 connector::impl::impl(connector_options o) : opts(std::move(o)) {
+  if (opts.postgres) {
+    // Reads go through the storage thread too: a second connection would serve GETs on the
+    // network thread, where a round trip to PostgreSQL would hold up every connection.
+    auto pg = std::make_unique<pg_store>(*opts.postgres);
+    db.emplace(pg->connection());
+    store = std::move(pg);
+    return;
+  }
   auto sqlite = std::make_unique<sqlite_store>(opts.db_path, opts.db);
-  db = &sqlite->connection();
+  db.emplace(sqlite->connection());
   store = std::move(sqlite);
   const bool in_memory = opts.db_path.empty() || opts.db_path == ":memory:" ||
                          opts.db_path.starts_with("file::memory:");
@@ -88,7 +97,16 @@ connector_stats connector::stats() const {
   return s;
 }
 sqlite::connection& connector::db() {
+  return impl_->db->as_sqlite();
+}
+pg::connection& connector::pg() {
+  return impl_->db->as_postgres();
+}
+database connector::storage() {
   return *impl_->db;
+}
+bool connector::ready() const {
+  return impl_->store->available();
 }
 const connector_options& connector::options() const {
   return impl_->opts;

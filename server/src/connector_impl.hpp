@@ -10,6 +10,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -21,12 +22,12 @@ struct connector::impl {
     execute_fn execute;
   };
 
-  // Opens and migrates the SQLite store, and its reader when separate reads apply.
+  // Opens and migrates the store of the engine chosen, and its reader when separate reads apply.
   explicit impl(connector_options o);
 
   connector_options opts;
   std::unique_ptr<interaction_store> store;   // the protocol's rows, through the contract only
-  sqlite::connection* db = nullptr;           // the store's, for business logic and user routes
+  std::optional<database> db;                 // the store's, for business logic and user routes
   std::unique_ptr<interaction_store> reader;  // GETs only, on the thread that calls read()
   std::atomic<std::int64_t> read_replays{0};
   std::map<std::string, route_entry, std::less<>> routes;

@@ -31,6 +31,8 @@ std::size_t connector::dispatch_outbox(int batch) {
   std::size_t handled = 0;
   for (const outbox_message& m : due) {
     auto tx = s.store->begin(true);
+    if (!s.store->outbox_claim(m.seq, now))
+      continue;  // another instance is delivering it, or has
     const auto handler = s.handlers.find(m.type);
     std::string error;
     if (handler == s.handlers.end()) {
@@ -38,8 +40,8 @@ std::size_t connector::dispatch_outbox(int batch) {
     } else {
       try {
         const auto body = nlohmann::json::parse(m.body);
-        message_context ctx{*s.db, m.type, body,
-                            s.outbox_sender("message " + std::to_string(m.seq), now)};
+        message_context ctx(*s.db, m.type, body,
+                            s.outbox_sender("message " + std::to_string(m.seq), now));
         handler->second(ctx);
         s.store->outbox_remove(m.seq);
         tx->commit();

@@ -67,6 +67,8 @@ interaction_response connector::impl::handle(const interaction_request& r, const
   const request_facts facts{r.v, r.principal, id.timestamp_ms(), now, digest, r.content_type};
 
   auto tx = store->begin(r.v != verb::get);
+  if (r.v != verb::get)
+    store->lock_id(r.route, id_text);
   // Bodies are read only where they are used: to execute (POST) or replay (POST, GET).
   std::optional<interaction_record> rec;
   std::optional<record_facts> known;

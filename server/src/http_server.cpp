@@ -27,7 +27,7 @@ struct http_server::impl {
         connector_(c),
         auth(opts),
         tls(make_tls_context(opts.tls)),
-        storage(c.db(), opts.group_commit),
+        storage(c.storage(), opts.group_commit),
         jobs(storage.context(), c, opts.sweep_interval, opts.dispatch_interval),
         dispatch(c, auth, routes, counters, storage),
         connections(net, opts.shutdown_grace),

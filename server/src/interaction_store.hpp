@@ -1,9 +1,9 @@
 #pragma once
 // The connector's storage contract: interactions, the server outbox and dead letters.
-// One engine per database (SQLite now; PostgreSQL can implement the same contract).
-// Every call except begin() runs inside the transaction begin() opened, on that thread.
-// Failures throw sqlite::error (storage trouble when storage_failure()); a broken invariant
-// throws std::logic_error.
+// One engine per database: SQLite (sqlite_store) or PostgreSQL (pg_store), several connector
+// processes then sharing one database. Every call except begin() and available() runs inside the
+// transaction begin() opened, on that thread. Failures throw the engine's storage_error (storage
+// trouble when storage_failure()); a broken invariant throws std::logic_error.
 
 #include <exactly/server/connector_types.hpp>
 #include <exactly/server/stored_response.hpp>
@@ -47,6 +47,11 @@ class interaction_store {
 
   // Opens a transaction; `write` takes the write lock at once (BEGIN IMMEDIATE on SQLite).
   virtual std::unique_ptr<store_transaction> begin(bool write) = 0;
+  // Whether the engine was reachable after its last call (any thread).
+  virtual bool available() const = 0;
+  // In a write transaction: no other transaction decides on (route, id) until this one ends,
+  // and the row found next is the latest committed one (SQLite: the write lock already does it).
+  virtual void lock_id(std::string_view route, std::string_view id) = 0;
   // Runs `hook` once the outermost transaction open now commits; drops it if that transaction
   // (or the savepoint open now) rolls back; with none open, runs it at once. Must not throw.
   virtual void after_commit(std::function<void()> hook) = 0;
@@ -70,6 +75,9 @@ class interaction_store {
                           std::int64_t now_ms) = 0;
   // Up to `limit` messages due at `now_ms`, oldest first.
   virtual std::vector<outbox_message> outbox_due(std::int64_t now_ms, int limit) = 0;
+  // In a write transaction: takes message `seq` for this transaction if it is still there and
+  // due at `now_ms` and no other transaction holds it; false otherwise (another process has it).
+  virtual bool outbox_claim(std::int64_t seq, std::int64_t now_ms) = 0;
   virtual void outbox_remove(std::int64_t seq) = 0;
   virtual void outbox_retry_later(std::int64_t seq, std::int64_t next_attempt_ms,
                                   std::string_view error) = 0;

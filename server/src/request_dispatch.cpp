@@ -73,8 +73,14 @@ asio::awaitable<beast_response> request_dispatch::respond(beast_request& req,
   const std::string_view path = path_of(to_view(req.target()));
   const std::string_view method = to_view(req.method_string());
 
-  if (method == "GET" && path == "/healthz")
+  if (method == "GET" && path == "/healthz") {
+    // Not ready while the store is unreachable (PostgreSQL down): a balancer sends elsewhere.
+    if (!connector_.ready()) {
+      return answered(
+          to_beast(http_response{503, "text/plain", "storage unavailable\n", {}}, version));
+    }
     return answered(to_beast(http_response{200, "text/plain", "ok\n", {}}, version));
+  }
   if (method == "GET" && path == "/metrics")
     return metrics_page(version);
 

@@ -3,7 +3,7 @@
 
 #include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>
-#include <exactly/common/sqlite.hpp>
+#include <exactly/common/storage_error.hpp>
 
 #include <spdlog/spdlog.h>
 
@@ -71,7 +71,7 @@ interaction_response failure_response(std::exception_ptr e, errc otherwise,
   bool storage = false;
   try {
     std::rethrow_exception(e);
-  } catch (const sqlite::error& x) {
+  } catch (const storage_error& x) {
     what = x.what();
     storage = x.storage_failure();
   } catch (const std::exception& x) {

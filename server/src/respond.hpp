@@ -22,7 +22,7 @@ interaction_response problem_response(errc e, std::string detail);
 // The problem answer for `e` with its standard detail.
 interaction_response problem_response(errc e);
 // The answer to the exception `e` caught at a boundary, logged with `context`: 503
-// storage-unavailable for a storage failure (sqlite::error::storage_failure()), else `otherwise`
+// storage-unavailable for a storage failure (storage_error::storage_failure()), else `otherwise`
 // with `detail` (the standard detail of `otherwise` when empty).
 interaction_response failure_response(std::exception_ptr e, errc otherwise,
                                       std::string_view context, std::string detail = {});

@@ -226,6 +226,13 @@ std::vector<outbox_message> sqlite_store::outbox_due(std::int64_t now_ms, int li
   return out;
 }
 
+bool sqlite_store::outbox_claim(std::int64_t seq, std::int64_t now_ms) {
+  return db_
+      .query_int64("SELECT 1 FROM exactly_server_outbox WHERE seq = ? AND next_attempt_ms <= ?",
+                   seq, now_ms)
+      .has_value();
+}
+
 void sqlite_store::outbox_remove(std::int64_t seq) {
   db_.prepare("DELETE FROM exactly_server_outbox WHERE seq = ?").bind(1, seq).run();
 }

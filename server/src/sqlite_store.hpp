@@ -18,6 +18,8 @@ class sqlite_store final : public interaction_store {
   sqlite::connection& connection() { return db_; }
 
   std::unique_ptr<store_transaction> begin(bool write) override;
+  bool available() const override { return true; }
+  void lock_id(std::string_view, std::string_view) override {}
   void after_commit(std::function<void()> hook) override;
   std::optional<interaction_record> find(std::string_view route, std::string_view id) override;
   std::optional<record_facts> find_facts(std::string_view route, std::string_view id) override;
@@ -35,6 +37,7 @@ class sqlite_store final : public interaction_store {
   void outbox_add(std::string_view type, std::string_view body, std::string_view source,
                   std::int64_t now_ms) override;
   std::vector<outbox_message> outbox_due(std::int64_t now_ms, int limit) override;
+  bool outbox_claim(std::int64_t seq, std::int64_t now_ms) override;
   void outbox_remove(std::int64_t seq) override;
   void outbox_retry_later(std::int64_t seq, std::int64_t next_attempt_ms,
                           std::string_view error) override;

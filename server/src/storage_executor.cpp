@@ -7,7 +7,7 @@
 
 namespace exactly::server {
 
-storage_executor::storage_executor(sqlite::connection& db, bool group_commit)
+storage_executor::storage_executor(database db, bool group_commit)
     : groups_(io_, db, group_commit) {}
 
 void storage_executor::start() {

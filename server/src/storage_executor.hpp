@@ -1,7 +1,7 @@
 #pragma once
 // The storage thread: its io_context, its commit groups, and running a function there.
 
-#include <exactly/common/sqlite.hpp>
+#include <exactly/common/database.hpp>
 
 #include "asio_beast.hpp"
 #include "commit_group.hpp"
@@ -22,7 +22,7 @@ namespace exactly::server {
 class storage_executor {
  public:
   // `db`: the connection every storage call uses; `group_commit`: see server_options.
-  storage_executor(sqlite::connection& db, bool group_commit);
+  storage_executor(database db, bool group_commit);
   storage_executor(const storage_executor&) = delete;
   storage_executor& operator=(const storage_executor&) = delete;
 

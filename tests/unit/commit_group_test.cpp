@@ -3,6 +3,8 @@
 
 #include "server/src/commit_group.hpp"
 
+#include <exactly/common/sqlite.hpp>
+
 #include <exactly/common/request_id.hpp>
 
 #include <gtest/gtest.h>

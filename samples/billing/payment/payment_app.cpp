@@ -91,7 +91,7 @@ void install(server::connector& c, server::http_server& http, std::int64_t initi
 
   c.on_message("settle_transaction", [](server::message_context& m) {
     // Delivered once per committed authorization; the primary key makes a bug visible, not silent.
-    m.db.prepare("INSERT INTO ledger(authorization_id, customer_id, amount_cents) VALUES(?, ?, ?)")
+    m.db().prepare("INSERT INTO ledger(authorization_id, customer_id, amount_cents) VALUES(?, ?, ?)")
         .bind_all(m.body.at("authorization_id").get<std::string>(),
                   m.body.at("customer_id").get<std::string>(),
                   m.body.at("amount_cents").get<std::int64_t>())

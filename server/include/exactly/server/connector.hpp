@@ -4,6 +4,8 @@
 // time (http_server runs them on its storage thread); route()/on_message() before serving.
 
 #include <exactly/common/clock.hpp>
+#include <exactly/common/database.hpp>
+#include <exactly/common/postgres.hpp>
 #include <exactly/common/sqlite.hpp>
 #include <exactly/server/connector_types.hpp>
 #include <exactly/server/session.hpp>
@@ -22,14 +24,17 @@
 namespace exactly::server {
 
 struct connector_options {
+  // The engine: SQLite in the file db_path (the default), or PostgreSQL when `postgres` is set,
+  // which lets several connector processes serve one database (db_path and db are then unused).
   std::string db_path = "exactly-server.db";
   sqlite::options db{};  // synchronous=FULL unless the user opts out
+  std::optional<pg::options> postgres{};  // synchronous_commit=on unless the user opts out
   timing times{};        // staged TTL, retention, acceptance window
   std::int64_t max_staged_per_principal = 10000;
   clock_fn clock = system_now_ms;  // must be thread-safe: the storage and network threads call it
   int outbox_max_attempts = 10;    // then the message goes to dead letters
-  // GETs read through a read-only connection of their own (WAL file databases only), so they
-  // never wait for the writes in flight; see connector::read().
+  // GETs read through a read-only connection of their own (SQLite WAL file databases only), so
+  // they never wait for the writes in flight; see connector::read().
   bool separate_reads = true;
 };
 
@@ -49,7 +54,9 @@ using parse_result = std::variant<Payload, invalid_payload>;
 
 class connector {
  public:
-  // Opens and migrates the database. Throws sqlite::error on failure.
+  // Opens and migrates the database. Throws the engine's error (an exactly::storage_error) on
+  // failure: a file that cannot be opened, PostgreSQL unreachable or refusing the credentials,
+  // missing privileges to create the tables.
   explicit connector(connector_options opts);
   ~connector();
   connector(const connector&) = delete;
@@ -99,7 +106,13 @@ class connector {
   connector_stats stats() const;
   // The connection business logic, message handlers and user routes write through (on the
   // storage thread); its after_commit() hooks run when the connector's transactions commit.
+  // db() on SQLite, pg() on PostgreSQL (the other throws std::logic_error); storage() either.
   sqlite::connection& db();
+  pg::connection& pg();
+  database storage();
+  // Whether the store is reachable as far as the last storage call knew (any thread): false
+  // while PostgreSQL is down, until a reconnection succeeds. Always true on SQLite.
+  bool ready() const;
   const connector_options& options() const;
 
  private:

@@ -1,0 +1,247 @@
+// The PostgreSQL engine of the storage contract: its statements, locks, transactions and sweep.
+#include "pg_store.hpp"
+
+#include "pg_schema.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace exactly::server {
+namespace {
+
+class pg_transaction final : public store_transaction {
+ public:
+  explicit pg_transaction(pg::connection& db) : tx_(db) {}
+  void commit() override { tx_.commit(); }
+
+ private:
+  pg::transaction tx_;
+};
+
+// The columns both lookups start with, in this order: what a decision needs.
+constexpr std::string_view facts_columns =
+    "owner, state, tombstone_reason, state_since_ms, request_content_type, request_sha256";
+
+// The facts of row 0 of `q`, read from facts_columns.
+template <class Record>
+Record facts_of(const pg::result& q) {
+  Record r;
+  r.owner = q.text(0, 0);
+  r.state = static_cast<id_state>(q.int64(0, 1));
+  if (!q.is_null(0, 2))
+    r.reason = static_cast<tombstone_reason>(q.int64(0, 2));
+  r.state_since_ms = q.int64(0, 3);
+  r.request_content_type = q.text(0, 4);
+  r.request_sha256 = q.text(0, 5);
+  return r;
+}
+
+}  // namespace
+
+pg_store::pg_store(pg::options opts) : db_(std::move(opts)) {
+  try {
+    pg::migrate(db_, "exactly.server", server_pg_schema());
+  } catch (const pg::error& e) {
+    throw pg::error(e.sqlstate(), std::string("cannot create the server's tables: ") + e.what());
+  }
+}
+
+std::unique_ptr<store_transaction> pg_store::begin(bool write) {
+  auto tx = std::make_unique<pg_transaction>(db_);
+  write_ = write;
+  return tx;
+}
+
+void pg_store::lock_id(std::string_view route, std::string_view id) {
+  std::string key(route);
+  key += ' ';
+  key += id;
+  db_.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", key);
+}
+
+void pg_store::after_commit(std::function<void()> hook) {
+  db_.after_commit(std::move(hook));
+}
+
+std::optional<interaction_record> pg_store::find(std::string_view route, std::string_view id) {
+  static const std::string select =
+      "SELECT " + std::string(facts_columns) +
+      ", id_ms, request_body, response_status, response_content_type, response_body"
+      " FROM exactly_interactions WHERE route = $1 AND id = $2";
+  static const std::string for_update = select + " FOR UPDATE";
+  const pg::result q = db_.query(write_ ? for_update : select, route, id);
+  if (q.rows() == 0)
+    return std::nullopt;
+  auto r = facts_of<interaction_record>(q);
+  r.id_ms = q.int64(0, 6);
+  r.request_body = q.text(0, 7);
+  if (!q.is_null(0, 8))
+    r.response.status = static_cast<unsigned>(q.int64(0, 8));
+  r.response.content_type = q.text(0, 9);
+  r.response.body = q.text(0, 10);
+  return r;
+}
+
+std::optional<record_facts> pg_store::find_facts(std::string_view route, std::string_view id) {
+  static const std::string select = "SELECT " + std::string(facts_columns) +
+                                     " FROM exactly_interactions WHERE route = $1 AND id = $2";
+  static const std::string for_update = select + " FOR UPDATE";
+  const pg::result q = db_.query(write_ ? for_update : select, route, id);
+  if (q.rows() == 0)
+    return std::nullopt;
+  return facts_of<record_facts>(q);
+}
+
+std::int64_t pg_store::count_staged(std::string_view owner) {
+  return db_
+      .query_int64("SELECT count(*) FROM exactly_interactions WHERE owner = $1 AND state = 1",
+                   owner)
+      .value_or(0);
+}
+
+void pg_store::insert_staged(std::string_view route, std::string_view id, std::string_view owner,
+                             std::int64_t id_ms, std::int64_t now_ms,
+                             std::string_view content_type, std::string_view body,
+                             std::string_view sha256) {
+  db_.execute(
+      "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, state_since_ms,"
+      " request_content_type, request_body, request_sha256) VALUES($1, $2, $3, $4, 1, $5, $6, $7,"
+      " $8)",
+      route, id, owner, id_ms, now_ms, pg::bytes{content_type}, pg::bytes{body},
+      pg::bytes{sha256});
+}
+
+void pg_store::mark_executed(std::string_view route, std::string_view id,
+                             const stored_response& response, std::int64_t now_ms) {
+  const std::int64_t changed = db_.execute(
+      "UPDATE exactly_interactions SET state = 2, state_since_ms = $1, response_status = $2,"
+      " response_content_type = $3, response_body = $4, request_body = NULL"
+      " WHERE route = $5 AND id = $6 AND state = 1",
+      now_ms, response.status, pg::bytes{response.content_type}, pg::bytes{response.body}, route,
+      id);
+  if (changed != 1)
+    throw std::logic_error("mark_executed: interaction is not staged");
+}
+
+void pg_store::put_tombstone(std::string_view route, std::string_view id, std::string_view owner,
+                             std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms) {
+  db_.execute(
+      "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, tombstone_reason,"
+      " state_since_ms) VALUES($1, $2, $3, $4, 3, $5, $6)"
+      " ON CONFLICT(route, id) DO UPDATE SET state = 3,"
+      " tombstone_reason = excluded.tombstone_reason, state_since_ms = excluded.state_since_ms,"
+      " request_content_type = NULL, request_body = NULL, request_sha256 = NULL,"
+      " response_status = NULL, response_content_type = NULL, response_body = NULL",
+      route, id, owner, id_ms, static_cast<int>(reason), now_ms);
+}
+
+sweep_result pg_store::sweep(std::int64_t now_ms, const timing& t) {
+  // Each step takes only rows no other transaction holds (SKIP LOCKED): a request deciding on
+  // an id, or another instance's sweeper. A row skipped now is swept next time.
+  sweep_result r;
+  r.expired_staged = db_.execute(
+      "UPDATE exactly_interactions SET state = 3, tombstone_reason = 2, state_since_ms = $1,"
+      " request_content_type = NULL, request_body = NULL, request_sha256 = NULL"
+      " WHERE state = 1 AND (route, id) IN (SELECT route, id FROM exactly_interactions"
+      " WHERE state = 1 AND state_since_ms <= $2 FOR UPDATE SKIP LOCKED)",
+      now_ms, now_ms - t.staged_ttl_ms);
+  r.expired_responses = db_.execute(
+      "UPDATE exactly_interactions SET state = 3, tombstone_reason = 3, state_since_ms = $1,"
+      " request_content_type = NULL, request_body = NULL, request_sha256 = NULL,"
+      " response_status = NULL, response_content_type = NULL, response_body = NULL"
+      " WHERE state = 2 AND (route, id) IN (SELECT route, id FROM exactly_interactions"
+      " WHERE state = 2 AND state_since_ms <= $2 FOR UPDATE SKIP LOCKED)",
+      now_ms, now_ms - t.response_retention_ms);
+  // Same rule as tombstone_purgeable(): both the id's time and the tombstone's age left the window.
+  const std::int64_t horizon = now_ms - t.acceptance_window_ms;
+  r.purged_tombstones = db_.execute(
+      "DELETE FROM exactly_interactions WHERE state = 3 AND (route, id) IN (SELECT route, id"
+      " FROM exactly_interactions WHERE state = 3 AND state_since_ms < $1 AND id_ms < $2"
+      " FOR UPDATE SKIP LOCKED)",
+      horizon, horizon);
+  return r;  // space: PostgreSQL's autovacuum reuses it
+}
+
+state_counts pg_store::counts() {
+  state_counts c;
+  const pg::result q =
+      db_.query("SELECT state, count(*) FROM exactly_interactions GROUP BY state");
+  for (int i = 0; i < q.rows(); ++i) {
+    const std::int64_t n = q.int64(i, 1);
+    switch (q.int64(i, 0)) {
+      case 1:
+        c.staged = n;
+        break;
+      case 2:
+        c.executed = n;
+        break;
+      case 3:
+        c.tombstone = n;
+        break;
+      default:
+        break;
+    }
+  }
+  return c;
+}
+
+void pg_store::outbox_add(std::string_view type, std::string_view body, std::string_view source,
+                          std::int64_t now_ms) {
+  db_.execute(
+      "INSERT INTO exactly_server_outbox(type, body, source, created_ms, next_attempt_ms)"
+      " VALUES($1, $2, $3, $4, 0)",
+      type, body, source, now_ms);
+}
+
+std::vector<outbox_message> pg_store::outbox_due(std::int64_t now_ms, int limit) {
+  const pg::result q = db_.query(
+      "SELECT seq, type, body, source, attempts FROM exactly_server_outbox"
+      " WHERE next_attempt_ms <= $1 ORDER BY seq LIMIT $2",
+      now_ms, limit);
+  std::vector<outbox_message> out;
+  for (int i = 0; i < q.rows(); ++i) {
+    out.push_back({q.int64(i, 0), q.text(i, 1), q.text(i, 2), q.text(i, 3),
+                   static_cast<int>(q.int64(i, 4))});
+  }
+  return out;
+}
+
+bool pg_store::outbox_claim(std::int64_t seq, std::int64_t now_ms) {
+  return db_
+             .query(
+                 "SELECT seq FROM exactly_server_outbox WHERE seq = $1 AND next_attempt_ms <= $2"
+                 " FOR UPDATE SKIP LOCKED",
+                 seq, now_ms)
+             .rows() == 1;
+}
+
+void pg_store::outbox_remove(std::int64_t seq) {
+  db_.execute("DELETE FROM exactly_server_outbox WHERE seq = $1", seq);
+}
+
+void pg_store::outbox_retry_later(std::int64_t seq, std::int64_t next_attempt_ms,
+                                  std::string_view error) {
+  db_.execute(
+      "UPDATE exactly_server_outbox SET attempts = attempts + 1, next_attempt_ms = $1,"
+      " last_error = $2 WHERE seq = $3",
+      next_attempt_ms, pg::bytes{error}, seq);
+}
+
+void pg_store::outbox_dead_letter(std::int64_t seq, std::string_view error, std::int64_t now_ms) {
+  db_.execute(
+      "INSERT INTO exactly_server_dead_letters(seq, type, body, source, created_ms, attempts,"
+      " error, failed_ms) SELECT seq, type, body, source, created_ms, attempts + 1, $1::bytea, $2::bigint"
+      " FROM exactly_server_outbox WHERE seq = $3",
+      pg::bytes{error}, now_ms, seq);
+  outbox_remove(seq);
+}
+
+std::int64_t pg_store::outbox_pending() {
+  return *db_.query_int64("SELECT count(*) FROM exactly_server_outbox");
+}
+
+std::int64_t pg_store::dead_letter_count() {
+  return *db_.query_int64("SELECT count(*) FROM exactly_server_dead_letters");
+}
+
+}  // namespace exactly::server
