@@ -37,8 +37,7 @@ void migrate(connection& db, std::string_view component, std::span<const migrati
   for (const migration& m : steps) {
     transaction tx(db);
     const int current = static_cast<int>(
-        db.query_int64("SELECT version FROM exactly_schema_version WHERE component = $1",
-                       component)
+        db.query_int64("SELECT version FROM exactly_schema_version WHERE component = $1", component)
             .value_or(0));
     if (current > latest) {
       throw std::runtime_error("schema of " + std::string(component) + " is version " +

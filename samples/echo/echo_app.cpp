@@ -33,20 +33,46 @@ server::parse_result<echo_payload> parse_echo(const server::incoming_request& in
   return p;
 }
 
+// Adds one to the count of `id` in `table` (echo_executions or echo_deliveries), in the
+// transaction open on `db`: the same SQL on both engines but for its placeholders.
+void count_one(const database& db, const std::string& table, const std::string& id) {
+  const std::string upsert = "INSERT INTO " + table +
+                             "(id, n) VALUES(?, 1) ON CONFLICT(id) DO UPDATE SET n = " + table +
+                             ".n + 1";
+  if (db.kind() == engine::sqlite) {
+    db.as_sqlite().prepare(upsert).bind(1, id).run();
+  } else {
+    std::string sql = upsert;
+    sql.replace(sql.find('?'), 1, "$1");
+    db.as_postgres().execute(sql, id);
+  }
+}
+
+// The count of `id` in `table`, or with id "" the sum over all ids.
+std::int64_t count_of(const database& db, const std::string& table, const std::string& id) {
+  const std::string where = id.empty() ? "" : " WHERE id = ";
+  const std::string sum = "SELECT coalesce(sum(n), 0) FROM " + table + where;
+  if (db.kind() == engine::sqlite) {
+    return id.empty() ? *db.as_sqlite().query_int64(sum)
+                      : *db.as_sqlite().query_int64(sum + "?", id);
+  }
+  return id.empty() ? *db.as_postgres().query_int64(sum)
+                    : *db.as_postgres().query_int64(sum + "$1", id);
+}
+
 }  // namespace
 
 void register_echo_app(server::connector& c) {
-  c.db().exec(
+  const std::string tables =
       "CREATE TABLE IF NOT EXISTS echo_executions (id TEXT PRIMARY KEY, n INTEGER NOT NULL);"
-      "CREATE TABLE IF NOT EXISTS echo_deliveries (id TEXT PRIMARY KEY, n INTEGER NOT NULL);");
+      "CREATE TABLE IF NOT EXISTS echo_deliveries (id TEXT PRIMARY KEY, n INTEGER NOT NULL);";
+  if (c.storage().kind() == engine::sqlite)
+    c.db().exec(tables);
+  else
+    c.pg().exec(tables);
   c.route<echo_payload>(echo_route, parse_echo, [](server::session<echo_payload>& s) {
     const std::string id = s.id().to_string();
-    s.db()
-        .prepare(
-            "INSERT INTO echo_executions(id, n) VALUES(?, 1)"
-            " ON CONFLICT(id) DO UPDATE SET n = n + 1")
-        .bind(1, id)
-        .run();
+    count_one(s.storage(), "echo_executions", id);
     if (s.payload().fail)
       throw std::runtime_error("the payload asked the logic to fail");
     s.send("echo_executed", {{"id", id}});
@@ -54,24 +80,20 @@ void register_echo_app(server::connector& c) {
                                    nlohmann::json{{"reply", s.payload().reply}}.dump()};
   });
   c.on_message("echo_executed", [](server::message_context& m) {
-    m.db().prepare(
-            "INSERT INTO echo_deliveries(id, n) VALUES(?, 1)"
-            " ON CONFLICT(id) DO UPDATE SET n = n + 1")
-        .bind(1, m.body.at("id").get<std::string>())
-        .run();
+    count_one(m.storage(), "echo_deliveries", m.body.at("id").get<std::string>());
   });
 }
 
-std::int64_t echo_executions(sqlite::connection& db, const std::string& id) {
-  return db.query_int64("SELECT n FROM echo_executions WHERE id = ?", id).value_or(0);
+std::int64_t echo_executions(const database& db, const std::string& id) {
+  return count_of(db, "echo_executions", id);
 }
 
-std::int64_t echo_executions_total(sqlite::connection& db) {
-  return *db.query_int64("SELECT coalesce(sum(n), 0) FROM echo_executions");
+std::int64_t echo_executions_total(const database& db) {
+  return count_of(db, "echo_executions", "");
 }
 
-std::int64_t echo_deliveries(sqlite::connection& db, const std::string& id) {
-  return db.query_int64("SELECT n FROM echo_deliveries WHERE id = ?", id).value_or(0);
+std::int64_t echo_deliveries(const database& db, const std::string& id) {
+  return count_of(db, "echo_deliveries", id);
 }
 
 }  // namespace exactly::samples

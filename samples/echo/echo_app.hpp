@@ -18,11 +18,12 @@ inline constexpr const char* echo_route = "/vectors/echo/{id}";
 // Registers the route and the message handler, and creates the counting tables.
 void register_echo_app(server::connector& c);
 
-// Committed executions of `id` (reads the connector's database; call on its storage thread).
-std::int64_t echo_executions(sqlite::connection& db, const std::string& id);
+// Committed executions of `id` (reads the connector's database, either engine; call on its
+// storage thread, or on a connection of one's own to the same database).
+std::int64_t echo_executions(const database& db, const std::string& id);
 // Sum of committed executions over all ids.
-std::int64_t echo_executions_total(sqlite::connection& db);
+std::int64_t echo_executions_total(const database& db);
 // Deliveries of the "echo_executed" message for `id`.
-std::int64_t echo_deliveries(sqlite::connection& db, const std::string& id);
+std::int64_t echo_deliveries(const database& db, const std::string& id);
 
 }  // namespace exactly::samples

@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
   std::size_t max_body = 1 << 20;
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0 picks a free one)");
   app.add_option("--db", db, "SQLite database file");
+  std::string postgres;
+  app.add_option("--postgres", postgres,
+                 "store in PostgreSQL instead (a libpq connection string); several instances may "
+                 "share it");
   app.add_option("--api-key", keys, "KEY=PRINCIPAL, repeatable; required unless --open");
   app.add_flag("--open", open, "no authentication (local demos only)");
   app.add_flag("--synchronous-normal", relaxed,
@@ -61,6 +65,8 @@ int main(int argc, char** argv) {
     co.db_path = db;
     if (relaxed)
       co.db.sync = exactly::sqlite::synchronous::normal;
+    if (!postgres.empty())
+      co.postgres = exactly::pg::options{postgres, !relaxed};
     exactly::server::connector connector(co);
     exactly::samples::register_echo_app(connector);
     exactly::server::http_server server(so, connector);

@@ -84,7 +84,7 @@ std::optional<interaction_record> pg_store::find(std::string_view route, std::st
 
 std::optional<record_facts> pg_store::find_facts(std::string_view route, std::string_view id) {
   static const std::string select = "SELECT " + std::string(facts_columns) +
-                                     " FROM exactly_interactions WHERE route = $1 AND id = $2";
+                                    " FROM exactly_interactions WHERE route = $1 AND id = $2";
   static const std::string for_update = select + " FOR UPDATE";
   const pg::result q = db_.query(write_ ? for_update : select, route, id);
   if (q.rows() == 0)
@@ -100,15 +100,13 @@ std::int64_t pg_store::count_staged(std::string_view owner) {
 }
 
 void pg_store::insert_staged(std::string_view route, std::string_view id, std::string_view owner,
-                             std::int64_t id_ms, std::int64_t now_ms,
-                             std::string_view content_type, std::string_view body,
-                             std::string_view sha256) {
+                             std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,
+                             std::string_view body, std::string_view sha256) {
   db_.execute(
       "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, state_since_ms,"
       " request_content_type, request_body, request_sha256) VALUES($1, $2, $3, $4, 1, $5, $6, $7,"
       " $8)",
-      route, id, owner, id_ms, now_ms, pg::bytes{content_type}, pg::bytes{body},
-      pg::bytes{sha256});
+      route, id, owner, id_ms, now_ms, pg::bytes{content_type}, pg::bytes{body}, pg::bytes{sha256});
 }
 
 void pg_store::mark_executed(std::string_view route, std::string_view id,
@@ -164,8 +162,7 @@ sweep_result pg_store::sweep(std::int64_t now_ms, const timing& t) {
 
 state_counts pg_store::counts() {
   state_counts c;
-  const pg::result q =
-      db_.query("SELECT state, count(*) FROM exactly_interactions GROUP BY state");
+  const pg::result q = db_.query("SELECT state, count(*) FROM exactly_interactions GROUP BY state");
   for (int i = 0; i < q.rows(); ++i) {
     const std::int64_t n = q.int64(i, 1);
     switch (q.int64(i, 0)) {
@@ -200,18 +197,17 @@ std::vector<outbox_message> pg_store::outbox_due(std::int64_t now_ms, int limit)
       now_ms, limit);
   std::vector<outbox_message> out;
   for (int i = 0; i < q.rows(); ++i) {
-    out.push_back({q.int64(i, 0), q.text(i, 1), q.text(i, 2), q.text(i, 3),
-                   static_cast<int>(q.int64(i, 4))});
+    out.push_back(
+        {q.int64(i, 0), q.text(i, 1), q.text(i, 2), q.text(i, 3), static_cast<int>(q.int64(i, 4))});
   }
   return out;
 }
 
 bool pg_store::outbox_claim(std::int64_t seq, std::int64_t now_ms) {
-  return db_
-             .query(
-                 "SELECT seq FROM exactly_server_outbox WHERE seq = $1 AND next_attempt_ms <= $2"
-                 " FOR UPDATE SKIP LOCKED",
-                 seq, now_ms)
+  return db_.query(
+                "SELECT seq FROM exactly_server_outbox WHERE seq = $1 AND next_attempt_ms <= $2"
+                " FOR UPDATE SKIP LOCKED",
+                seq, now_ms)
              .rows() == 1;
 }
 
@@ -230,7 +226,8 @@ void pg_store::outbox_retry_later(std::int64_t seq, std::int64_t next_attempt_ms
 void pg_store::outbox_dead_letter(std::int64_t seq, std::string_view error, std::int64_t now_ms) {
   db_.execute(
       "INSERT INTO exactly_server_dead_letters(seq, type, body, source, created_ms, attempts,"
-      " error, failed_ms) SELECT seq, type, body, source, created_ms, attempts + 1, $1::bytea, $2::bigint"
+      " error, failed_ms) SELECT seq, type, body, source, created_ms, attempts + 1, $1::bytea, "
+      "$2::bigint"
       " FROM exactly_server_outbox WHERE seq = $3",
       pg::bytes{error}, now_ms, seq);
   outbox_remove(seq);

@@ -70,9 +70,9 @@ int child_process::wait_exit() {
 }
 
 echo_server_process::echo_server_process(const std::string& db, std::uint16_t port,
-                                         const std::string& crash_at)
-    : child_process({EXACTLY_ECHO_SERVER, "--listen", "127.0.0.1:" + std::to_string(port), "--db",
-                     db, "--open"},
+                                         const std::string& crash_at, bool postgres)
+    : child_process({EXACTLY_ECHO_SERVER, "--listen", "127.0.0.1:" + std::to_string(port),
+                     postgres ? "--postgres" : "--db", db, "--open"},
                     crash_at, true) {
   const std::string& s = first_line();
   port_ = static_cast<std::uint16_t>(std::stoi(s.substr(s.rfind(':') + 1)));

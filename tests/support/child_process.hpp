@@ -37,7 +37,9 @@ class child_process {
 // The echo-server sample on 127.0.0.1:`port` (0 = any) in open mode, started and ready.
 class echo_server_process : public child_process {
  public:
-  echo_server_process(const std::string& db, std::uint16_t port, const std::string& crash_at = "");
+  // `db`: a SQLite file, or with `postgres` a PostgreSQL connection string.
+  echo_server_process(const std::string& db, std::uint16_t port, const std::string& crash_at = "",
+                      bool postgres = false);
   std::uint16_t port() const { return port_; }
 
  private:

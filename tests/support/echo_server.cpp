@@ -1,7 +1,14 @@
 #include "echo_server.hpp"
+#include "pg_cluster.hpp"
 
 #include <exactly/common/clock.hpp>
+#include <exactly/common/database.hpp>
+#include <exactly/common/postgres.hpp>
+#include <exactly/common/sqlite.hpp>
+
+#include <cstdlib>
 #include <exactly/common/request_id.hpp>
+#include <string_view>
 
 namespace exactly::test {
 
@@ -16,9 +23,18 @@ temp_dir::~temp_dir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+std::string echo_server_config::default_test_postgres() {
+  const char* engine = std::getenv("EXACTLY_TEST_ENGINE");
+  if (!engine || std::string_view(engine) != "postgres")
+    return "";
+  return test_cluster().fresh_schema();
+}
+
 echo_server::echo_server(echo_server_config cfg) {
   server::connector_options co;
   co.db_path = db_path();
+  if (!cfg.postgres.empty())
+    co.postgres = pg::options{cfg.postgres};
   co.max_staged_per_principal = cfg.max_staged_per_principal;
   co.clock = [this] { return now_ms(); };
   co.db.busy_timeout = cfg.busy_timeout;
@@ -41,14 +57,24 @@ echo_server::echo_server(echo_server_config cfg) {
   http_ = std::make_unique<server::http_server>(so, *connector_);
   if (cfg.plain_route) {
     http_->add_route("POST", "/plain/{id}", [this](const server::http_request& r) {
-      connector_->db()
-          .prepare("INSERT INTO plain_writes(id, body) VALUES(?, ?)")
-          .bind_all(r.params.at("id"), r.body)
-          .run();
+      const database db = connector_->storage();
+      if (db.kind() == engine::sqlite) {
+        db.as_sqlite()
+            .prepare("INSERT INTO plain_writes(id, body) VALUES(?, ?)")
+            .bind_all(r.params.at("id"), r.body)
+            .run();
+      } else {
+        db.as_postgres().execute("INSERT INTO plain_writes(id, body) VALUES($1, $2)",
+                                 r.params.at("id"), r.body);
+      }
       return server::http_response{200, "application/json", R"({"ok":true})", {}};
     });
-    connector_->db().exec(
-        "CREATE TABLE IF NOT EXISTS plain_writes (id TEXT PRIMARY KEY, body TEXT NOT NULL)");
+    const char* table =
+        "CREATE TABLE IF NOT EXISTS plain_writes (id TEXT PRIMARY KEY, body TEXT NOT NULL)";
+    if (connector_->storage().kind() == engine::sqlite)
+      connector_->db().exec(table);
+    else
+      connector_->pg().exec(table);
   }
   port_ = http_->start();
 }
@@ -75,19 +101,19 @@ server::state_counts echo_server::rows() {
 
 std::int64_t echo_server::executions(const std::string& id) {
   std::int64_t n = 0;
-  http_->run_on_storage([&] { n = echo_executions(connector_->db(), id); });
+  http_->run_on_storage([&] { n = echo_executions(connector_->storage(), id); });
   return n;
 }
 
 std::int64_t echo_server::executions_total() {
   std::int64_t n = 0;
-  http_->run_on_storage([&] { n = echo_executions_total(connector_->db()); });
+  http_->run_on_storage([&] { n = echo_executions_total(connector_->storage()); });
   return n;
 }
 
 std::int64_t echo_server::deliveries(const std::string& id) {
   std::int64_t n = 0;
-  http_->run_on_storage([&] { n = echo_deliveries(connector_->db(), id); });
+  http_->run_on_storage([&] { n = echo_deliveries(connector_->storage(), id); });
   return n;
 }
 

@@ -1,0 +1,116 @@
+// The storage contract on PostgreSQL, and what several connections to one database must not do
+// to each other: decide on one id at once, deliver one outbox message twice, sweep a row a
+// request holds.
+#include "server/src/pg_store.hpp"
+#include "interaction_store_contract.hpp"
+#include "pg_cluster.hpp"
+
+#include <future>
+
+namespace exactly::server {
+namespace {
+
+INSTANTIATE_TEST_SUITE_P(engines, interaction_store_contract,
+                         ::testing::Values(factory([](const std::string&) {
+                           return std::make_unique<pg_store>(
+                               pg::options{test::test_cluster().fresh_schema()});
+                         })),
+                         [](const auto&) { return std::string("postgres"); });
+
+class pg_store_shared : public ::testing::Test {
+ protected:
+  const std::string conninfo = test::test_cluster().fresh_schema();
+  pg_store a{{conninfo}};
+  pg_store b{{conninfo}};
+};
+
+TEST_F(pg_store_shared, a_second_connection_decides_on_an_id_only_after_the_first_committed) {
+  auto tx = a.begin(true);
+  a.lock_id("/r/{id}", "x");
+  ASSERT_FALSE(a.find_facts("/r/{id}", "x"));
+  // b asks for the same id while a holds it: b's lookup must wait and then see a's row.
+  auto seen = std::async(std::launch::async, [&] {
+    auto tb = b.begin(true);
+    b.lock_id("/r/{id}", "x");
+    return b.find_facts("/r/{id}", "x");
+  });
+  EXPECT_EQ(seen.wait_for(std::chrono::milliseconds(200)), std::future_status::timeout);
+  a.insert_staged("/r/{id}", "x", "alice", t0, t0, "text/plain", "body", "h");
+  tx->commit();
+  const auto facts = seen.get();
+  ASSERT_TRUE(facts.has_value());  // without the lock b would have found nothing and staged too
+  EXPECT_EQ(facts->state, id_state::staged);
+}
+
+TEST_F(pg_store_shared, an_outbox_message_held_by_one_connection_is_skipped_by_the_other) {
+  {
+    auto tx = a.begin(true);
+    a.outbox_add("m", "{}", "src", t0);
+    tx->commit();
+  }
+  auto tx = a.begin(true);
+  const auto due = a.outbox_due(t0, 10);
+  ASSERT_EQ(due.size(), 1u);
+  ASSERT_TRUE(a.outbox_claim(due[0].seq, t0));
+  {
+    auto tb = b.begin(true);
+    EXPECT_FALSE(b.outbox_claim(due[0].seq, t0));  // held: skipped, not waited for
+  }
+  a.outbox_remove(due[0].seq);
+  tx->commit();
+  auto tb = b.begin(true);
+  EXPECT_FALSE(b.outbox_claim(due[0].seq, t0));  // gone
+  EXPECT_EQ(b.outbox_pending(), 0);
+}
+
+TEST_F(pg_store_shared, the_sweeper_skips_a_row_a_request_holds_and_sweeps_it_later) {
+  const timing t{};
+  {
+    auto tx = a.begin(true);
+    a.insert_staged("/r/{id}", "x", "alice", t0, t0, "text/plain", "body", "h");
+    tx->commit();
+  }
+  auto request = a.begin(true);
+  a.lock_id("/r/{id}", "x");
+  ASSERT_TRUE(a.find("/r/{id}", "x"));  // a POST deciding on it holds the row
+  {
+    auto tb = b.begin(true);
+    EXPECT_EQ(b.sweep(t0 + t.staged_ttl_ms, t).expired_staged, 0);
+    tb->commit();
+  }
+  a.mark_executed("/r/{id}", "x", {200, "text/plain", "ok"}, t0 + 1);
+  request->commit();
+  auto tb = b.begin(true);
+  EXPECT_EQ(b.sweep(t0 + t.staged_ttl_ms, t).expired_staged, 0);  // executed: not staged now
+  const auto rec = b.find("/r/{id}", "x");
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->state, id_state::executed);
+  EXPECT_EQ(rec->response.body, "ok");
+}
+
+TEST(pg_store_start, missing_privileges_are_a_clear_error_at_start) {
+  const std::string conninfo = test::test_cluster().fresh_schema();
+  {
+    pg::connection admin({test::test_cluster().conninfo()});
+    admin.exec(
+        "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'exactly_reader') THEN"
+        " CREATE ROLE exactly_reader LOGIN; END IF; END $$");
+    // The role may see the schema but not create in it.
+    const auto at = conninfo.find("search_path=") + 12;
+    admin.exec("GRANT USAGE ON SCHEMA " + conninfo.substr(at, conninfo.find('\'', at) - at) +
+               " TO exactly_reader");
+  }
+  std::string as_reader = conninfo;
+  as_reader.replace(as_reader.find("user=postgres"), 13, "user=exactly_reader");
+  try {
+    pg_store s({as_reader});
+    FAIL() << "a role without privileges created the tables";
+  } catch (const pg::error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot create the server's tables"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("permission denied"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace exactly::server

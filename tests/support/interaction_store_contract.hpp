@@ -1,0 +1,209 @@
+#pragma once
+// The storage contract of the connector, one suite for every engine: a test file includes it
+// and instantiates interaction_store_contract with its engine's factory.
+
+#include <exactly/common/request_id.hpp>
+#include "server/src/interaction_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <stdexcept>
+
+namespace exactly::server {
+namespace {
+
+using factory = std::function<std::unique_ptr<interaction_store>(const std::string& dir)>;
+
+// A fresh directory for one test's database, removed afterwards.
+struct scratch_dir {
+  scratch_dir() { std::filesystem::create_directories(path); }
+  ~scratch_dir() { std::filesystem::remove_all(path); }
+  std::string db() const { return (path / "store.db").string(); }
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("exactly-store-" + request_id::mint().to_string());
+};
+
+class interaction_store_contract : public ::testing::TestWithParam<factory> {
+ protected:
+  interaction_store_contract() { store_ = GetParam()(dir_.path.string()); }
+  ~interaction_store_contract() override { store_.reset(); }
+  template <class F>
+  auto in_tx(F f) {
+    auto tx = store_->begin(true);
+    if constexpr (std::is_void_v<decltype(f())>) {
+      f();
+      tx->commit();
+    } else {
+      auto r = f();
+      tx->commit();
+      return r;
+    }
+  }
+
+  scratch_dir dir_;
+  std::unique_ptr<interaction_store> store_;
+};
+
+constexpr std::int64_t t0 = 1'000'000'000'000;
+
+TEST_P(interaction_store_contract, stage_execute_tombstone) {
+  in_tx([&] { store_->insert_staged("/r/{id}", "a", "alice", t0, t0, "text/plain", "body", "h"); });
+  auto rec = in_tx([&] { return store_->find("/r/{id}", "a"); });
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->state, id_state::staged);
+  EXPECT_EQ(rec->owner, "alice");
+  EXPECT_EQ(rec->id_ms, t0);
+  EXPECT_EQ(rec->request_body, "body");
+  EXPECT_EQ(rec->request_sha256, "h");
+  EXPECT_EQ(rec->request_content_type, "text/plain");
+  EXPECT_EQ(in_tx([&] { return store_->count_staged("alice"); }), 1);
+  EXPECT_FALSE(in_tx([&] { return store_->find("/other/{id}", "a"); }).has_value());
+  const auto facts = in_tx([&] { return store_->find_facts("/r/{id}", "a"); });
+  ASSERT_TRUE(facts.has_value());
+  EXPECT_EQ(facts->state, id_state::staged);
+  EXPECT_EQ(facts->owner, "alice");
+  EXPECT_EQ(facts->request_sha256, "h");
+  EXPECT_EQ(facts->request_content_type, "text/plain");
+  EXPECT_FALSE(in_tx([&] { return store_->find_facts("/other/{id}", "a"); }).has_value());
+
+  in_tx([&] { store_->mark_executed("/r/{id}", "a", {402, "application/json", "{}"}, t0 + 5); });
+  rec = in_tx([&] { return store_->find("/r/{id}", "a"); });
+  EXPECT_EQ(rec->state, id_state::executed);
+  EXPECT_EQ(rec->state_since_ms, t0 + 5);
+  EXPECT_EQ(rec->response.status, 402u);
+  EXPECT_EQ(rec->response.body, "{}");
+  EXPECT_EQ(in_tx([&] { return store_->count_staged("alice"); }), 0);
+
+  in_tx([&] {
+    store_->put_tombstone("/r/{id}", "a", "alice", t0, tombstone_reason::deleted, t0 + 9);
+  });
+  rec = in_tx([&] { return store_->find("/r/{id}", "a"); });
+  EXPECT_EQ(rec->state, id_state::tombstone);
+  EXPECT_EQ(rec->reason, tombstone_reason::deleted);
+  EXPECT_EQ(rec->response.body, "");
+  EXPECT_EQ(rec->request_body, "");
+}
+
+TEST_P(interaction_store_contract, executing_twice_is_refused) {
+  in_tx([&] { store_->insert_staged("/r/{id}", "a", "alice", t0, t0, "", "", ""); });
+  in_tx([&] { store_->mark_executed("/r/{id}", "a", {}, t0); });
+  auto tx = store_->begin(true);
+  EXPECT_THROW(store_->mark_executed("/r/{id}", "a", {}, t0), std::logic_error);
+}
+
+TEST_P(interaction_store_contract, after_commit_hooks_run_once_the_outermost_commit_is_done) {
+  int ran = 0;
+  store_->after_commit([&] { ++ran; });  // no transaction: at once
+  EXPECT_EQ(ran, 1);
+  {
+    auto tx = store_->begin(true);
+    store_->after_commit([&] { ++ran; });
+  }  // rolled back: dropped
+  EXPECT_EQ(ran, 1);
+  {
+    auto outer = store_->begin(true);
+    {
+      auto inner = store_->begin(true);  // a savepoint, as a request in a commit group
+      store_->after_commit([&] { ++ran; });
+      inner->commit();
+    }
+    EXPECT_EQ(ran, 1) << "a hook waits for the outermost transaction";
+    outer->commit();
+  }
+  EXPECT_EQ(ran, 2);
+}
+
+TEST_P(interaction_store_contract, uncommitted_work_is_invisible) {
+  {
+    auto tx = store_->begin(true);
+    store_->insert_staged("/r/{id}", "a", "alice", t0, t0, "", "", "");
+    store_->outbox_add("m", "{}", "src", t0);
+  }  // rolled back
+  EXPECT_FALSE(in_tx([&] { return store_->find("/r/{id}", "a"); }).has_value());
+  EXPECT_EQ(in_tx([&] { return store_->outbox_pending(); }), 0);
+}
+
+TEST_P(interaction_store_contract, sweep_follows_the_retention_rules) {
+  const timing t{};
+  in_tx([&] {
+    store_->insert_staged("/r/{id}", "staged", "alice", t0, t0, "", "", "");
+    store_->insert_staged("/r/{id}", "done", "alice", t0, t0, "", "", "");
+    store_->mark_executed("/r/{id}", "done", {}, t0);
+    store_->put_tombstone("/r/{id}", "gone", "alice", t0, tombstone_reason::deleted, t0);
+  });
+  sweep_result r = in_tx([&] { return store_->sweep(t0 + 1000, t); });
+  EXPECT_EQ(r.expired_staged + r.expired_responses + r.purged_tombstones, 0);
+
+  r = in_tx([&] { return store_->sweep(t0 + t.staged_ttl_ms, t); });
+  EXPECT_EQ(r.expired_staged, 1);
+  EXPECT_EQ(r.purged_tombstones, 1);  // "gone": id and tombstone both older than the window
+  EXPECT_EQ(in_tx([&] { return store_->find("/r/{id}", "staged"); })->reason,
+            tombstone_reason::expired);
+  EXPECT_EQ(in_tx([&] { return store_->find_facts("/r/{id}", "staged"); })->reason,
+            tombstone_reason::expired);
+
+  r = in_tx([&] { return store_->sweep(t0 + t.response_retention_ms, t); });
+  EXPECT_EQ(r.expired_responses, 1);
+  EXPECT_EQ(r.purged_tombstones, 1);  // "staged" tombstone aged out
+  const state_counts c = in_tx([&] { return store_->counts(); });
+  EXPECT_EQ(c.staged, 0);
+  EXPECT_EQ(c.executed, 0);
+  EXPECT_EQ(c.tombstone, 1);  // "done", tombstoned just now
+}
+
+TEST_P(interaction_store_contract, count_staged_follows_every_way_in_and_out) {
+  const timing t{};
+  auto staged = [&](const char* owner) {
+    return in_tx([&] { return store_->count_staged(owner); });
+  };
+  in_tx([&] {
+    for (const char* id : {"a", "b", "c", "d"})
+      store_->insert_staged("/r/{id}", id, "alice", t0, t0, "", "", "");
+    store_->insert_staged("/r/{id}", "e", "bob", t0, t0, "", "", "");
+    store_->put_tombstone("/r/{id}", "unknown", "alice", t0, tombstone_reason::deleted, t0);
+  });
+  EXPECT_EQ(staged("alice"), 4);
+  EXPECT_EQ(staged("bob"), 1);
+  EXPECT_EQ(staged("carol"), 0);
+  in_tx([&] { store_->mark_executed("/r/{id}", "a", {}, t0); });
+  EXPECT_EQ(staged("alice"), 3);
+  in_tx([&] { store_->put_tombstone("/r/{id}", "b", "alice", t0, tombstone_reason::deleted, t0); });
+  EXPECT_EQ(staged("alice"), 2);
+  {
+    auto tx = store_->begin(true);
+    store_->put_tombstone("/r/{id}", "c", "alice", t0, tombstone_reason::deleted, t0);
+  }  // rolled back
+  EXPECT_EQ(staged("alice"), 2);
+  in_tx([&] { store_->sweep(t0 + t.staged_ttl_ms, t); });  // c and d expire, e too
+  EXPECT_EQ(staged("alice"), 0);
+  EXPECT_EQ(staged("bob"), 0);
+}
+
+TEST_P(interaction_store_contract, outbox_retries_and_dead_letters) {
+  in_tx([&] {
+    store_->outbox_add("a", R"({"n":1})", "s1", t0);
+    store_->outbox_add("b", R"({"n":2})", "s2", t0);
+  });
+  auto due = in_tx([&] { return store_->outbox_due(t0, 10); });
+  ASSERT_EQ(due.size(), 2u);
+  EXPECT_EQ(due[0].type, "a");  // oldest first
+  EXPECT_EQ(due[1].body, R"({"n":2})");
+  in_tx([&] { store_->outbox_retry_later(due[0].seq, t0 + 100, "boom"); });
+  due = in_tx([&] { return store_->outbox_due(t0 + 50, 10); });
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].type, "b");
+  due = in_tx([&] { return store_->outbox_due(t0 + 100, 10); });
+  ASSERT_EQ(due.size(), 2u);
+  EXPECT_EQ(due[0].attempts, 1);
+  in_tx([&] {
+    store_->outbox_dead_letter(due[0].seq, "gave up", t0 + 200);
+    store_->outbox_remove(due[1].seq);
+  });
+  EXPECT_EQ(in_tx([&] { return store_->outbox_pending(); }), 0);
+  EXPECT_EQ(in_tx([&] { return store_->dead_letter_count(); }), 1);
+}
+
+}  // namespace
+}  // namespace exactly::server
