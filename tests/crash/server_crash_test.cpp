@@ -8,6 +8,7 @@
 
 #include <exactly/common/crash_point.hpp>
 #include <exactly/common/request_id.hpp>
+#include <exactly/common/postgres.hpp>
 #include <exactly/common/sqlite.hpp>
 
 #include <gtest/gtest.h>
@@ -26,18 +27,34 @@ namespace {
 const std::vector<std::pair<std::string, std::string>> open_json = {
     {"Content-Type", "application/json"}};
 
-std::int64_t count(const std::string& db, const std::string& sql) {
-  sqlite::connection c(db);
-  return c.query_int64(sql).value_or(0);
-}
+// The database of one test: a SQLite file, or a fresh PostgreSQL schema when the suite runs
+// with EXACTLY_TEST_ENGINE=postgres (the same tests, registered a second time).
+struct test_database {
+  temp_dir dir;
+  std::string conninfo = echo_server_config::default_test_postgres();
+  std::string sqlite_file = (dir.path() / "server.db").string();
+
+  // An echo-server process over this database.
+  std::unique_ptr<echo_server_process> start(std::uint16_t port,
+                                             const std::string& crash_at = "") const {
+    return std::make_unique<echo_server_process>(conninfo.empty() ? sqlite_file : conninfo, port,
+                                                 crash_at, !conninfo.empty());
+  }
+  // The integer `sql` selects (0 for NULL), read on a connection of its own.
+  std::int64_t count(const std::string& sql) const {
+    if (conninfo.empty())
+      return sqlite::connection(sqlite_file).query_int64(sql).value_or(0);
+    return pg::connection({conninfo}).query_int64(sql).value_or(0);
+  }
+};
 
 TEST(server_crash, killed_between_commit_and_reply_executes_once_and_replays) {
-  temp_dir dir;
-  const std::string db = (dir.path() / "server.db").string();
+  const test_database db;
   const std::string id = request_id::mint().to_string();
   std::uint16_t port = 0;
   {
-    echo_server_process p(db, 0, "server.after_commit_before_reply");
+    const auto started = db.start(0, "server.after_commit_before_reply");
+    echo_server_process& p = *started;
     port = p.port();
     http_client c(port);
     ASSERT_EQ(c.request("PUT", path_of(id), R"({"status":200,"reply":"r"})", open_json).status,
@@ -45,9 +62,10 @@ TEST(server_crash, killed_between_commit_and_reply_executes_once_and_replays) {
     EXPECT_THROW(c.request("POST", path_of(id), "", open_json), boost::system::system_error);
     EXPECT_EQ(p.wait_exit(), crash_exit_code);  // it really died at that step
   }
-  EXPECT_EQ(count(db, "SELECT count(*) FROM echo_executions"), 1);  // committed before death
+  EXPECT_EQ(db.count("SELECT count(*) FROM echo_executions"), 1);  // committed before death
 
-  echo_server_process p(db, port);
+  const auto restarted = db.start(port);
+  echo_server_process& p = *restarted;
   http_client c(p.port());
   const auto post = c.request("POST", path_of(id), "", open_json);
   EXPECT_EQ(post.status, 200u);
@@ -62,19 +80,18 @@ TEST(server_crash, killed_between_commit_and_reply_executes_once_and_replays) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_EQ(p.terminate(), 0);  // graceful shutdown on SIGTERM
-  EXPECT_EQ(count(db, "SELECT sum(n) FROM echo_executions"), 1);
-  EXPECT_EQ(count(db, "SELECT sum(n) FROM echo_deliveries"), 1);
-  EXPECT_EQ(count(db, "SELECT count(*) FROM exactly_server_outbox"), 0);
-  EXPECT_EQ(count(db, "SELECT count(*) FROM exactly_interactions WHERE state <> 3"), 0);
+  EXPECT_EQ(db.count("SELECT sum(n) FROM echo_executions"), 1);
+  EXPECT_EQ(db.count("SELECT sum(n) FROM echo_deliveries"), 1);
+  EXPECT_EQ(db.count("SELECT count(*) FROM exactly_server_outbox"), 0);
+  EXPECT_EQ(db.count("SELECT count(*) FROM exactly_interactions WHERE state <> 3"), 0);
 }
 
 // Clients drive full cycles while the server is SIGKILLed and restarted at random moments.
 // Each client retries through every failure the way the client runtime does; at the end every
 // id executed exactly once and nothing but tombstones is left.
 TEST(server_crash, random_kills_under_load_never_execute_twice) {
-  temp_dir dir;
-  const std::string db = (dir.path() / "server.db").string();
-  auto server = std::make_unique<echo_server_process>(db, 0);
+  const test_database db;
+  auto server = db.start(0);
   const std::uint16_t port = server->port();
   constexpr int workers = 4, per_worker = 100;
   std::atomic<int> completed{0};
@@ -126,7 +143,7 @@ TEST(server_crash, random_kills_under_load_never_execute_twice) {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       server->kill_hard();
       ++kills;
-      server = std::make_unique<echo_server_process>(db, port);
+      server = db.start(port);
     }
   });
   for (auto& t : threads)
@@ -136,9 +153,9 @@ TEST(server_crash, random_kills_under_load_never_execute_twice) {
   EXPECT_EQ(server->terminate(), 0);
 
   EXPECT_EQ(protocol_faults.load(), 0);
-  EXPECT_EQ(count(db, "SELECT count(*) FROM echo_executions"), workers * per_worker);
-  EXPECT_EQ(count(db, "SELECT max(n) FROM echo_executions"), 1);
-  EXPECT_EQ(count(db, "SELECT count(*) FROM exactly_interactions WHERE state <> 3"), 0);
+  EXPECT_EQ(db.count("SELECT count(*) FROM echo_executions"), workers * per_worker);
+  EXPECT_EQ(db.count("SELECT max(n) FROM echo_executions"), 1);
+  EXPECT_EQ(db.count("SELECT count(*) FROM exactly_interactions WHERE state <> 3"), 0);
 }
 
 }  // namespace
