@@ -1,9 +1,13 @@
 #include "bench_routes.hpp"
 
+#include <exactly/common/database.hpp>
 #include <exactly/common/digest.hpp>
+#include <exactly/common/postgres.hpp>
+#include <exactly/common/sqlite.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <stdexcept>
 
 namespace exactly::bench {
@@ -16,16 +20,66 @@ server::http_response problem(unsigned status, const char* title) {
           {}};
 }
 
-void write_one(sqlite::connection& db, std::string_view id, std::string_view body,
-               write_options w) {
-  if (w.bounded) {
-    const std::string slot = std::to_string(std::hash<std::string_view>{}(id) % 1024);
-    db.prepare("INSERT OR REPLACE INTO bench_writes(id, body) VALUES(?, ?)")
-        .bind_all(slot, body)
-        .run();
+// The business write of every route: one row, on either engine.
+void write_one(const database& db, std::string_view id, std::string_view body, write_options w) {
+  const std::string slot =
+      w.bounded ? std::to_string(std::hash<std::string_view>{}(id) % 1024) : std::string(id);
+  if (db.kind() == engine::postgres) {
+    db.as_postgres().execute(w.bounded ? "INSERT INTO bench_writes(id, body) VALUES($1, $2)"
+                                         " ON CONFLICT(id) DO UPDATE SET body = excluded.body"
+                                       : "INSERT INTO bench_writes(id, body) VALUES($1, $2)",
+                             slot, body);
     return;
   }
-  db.prepare("INSERT INTO bench_writes(id, body) VALUES(?, ?)").bind_all(id, body).run();
+  db.as_sqlite()
+      .prepare(w.bounded ? "INSERT OR REPLACE INTO bench_writes(id, body) VALUES(?, ?)"
+                         : "INSERT INTO bench_writes(id, body) VALUES(?, ?)")
+      .bind_all(slot, body)
+      .run();
+}
+
+// A stored idempotency-key answer: its request's fingerprint, status and body.
+struct key_record {
+  std::string fingerprint;
+  unsigned status = 0;
+  std::string body;
+};
+
+std::optional<key_record> find_key(const database& db, const std::string& principal,
+                                   const std::string& key) {
+  if (db.kind() == engine::postgres) {
+    const pg::result q = db.as_postgres().query(
+        "SELECT fingerprint, status, body FROM idempotency_keys WHERE principal = $1 AND key = $2",
+        principal, key);
+    if (q.rows() == 0)
+      return std::nullopt;
+    return key_record{q.text(0, 0), static_cast<unsigned>(q.int64(0, 1)), q.text(0, 2)};
+  }
+  auto& q = db.as_sqlite().prepare(
+      "SELECT fingerprint, status, body FROM idempotency_keys WHERE principal = ? AND key = ?");
+  q.bind_all(principal, key);
+  std::optional<key_record> r;
+  if (q.step())
+    r = key_record{q.text(0), static_cast<unsigned>(q.int64(1)), q.text(2)};
+  q.reset();
+  return r;
+}
+
+void store_key(const database& db, const std::string& principal, const std::string& key,
+               const std::string& fingerprint, const std::string& response) {
+  if (db.kind() == engine::postgres) {
+    db.as_postgres().execute(
+        "INSERT INTO idempotency_keys VALUES ($1, $2, $3, 201, $4,"
+        " extract(epoch from now())::bigint)",
+        principal, key, pg::bytes{fingerprint}, response);
+    return;
+  }
+  db.as_sqlite()
+      .prepare("INSERT INTO idempotency_keys VALUES (?, ?, ?, 201, ?, strftime('%s','now'))")
+      .bind_all(principal, key)
+      .bind_blob(3, fingerprint)
+      .bind(4, response)
+      .run();
 }
 
 struct raw_payload {
@@ -35,25 +89,33 @@ struct raw_payload {
 }  // namespace
 
 void install_connector_route(server::connector& c, write_options w) {
-  c.db().exec(
-      "CREATE TABLE IF NOT EXISTS bench_writes (id TEXT PRIMARY KEY, body TEXT NOT NULL);"
-      "CREATE TABLE IF NOT EXISTS idempotency_keys (principal TEXT NOT NULL, key TEXT NOT NULL,"
-      " fingerprint BLOB NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL,"
-      " created_ms INTEGER NOT NULL, PRIMARY KEY (principal, key))");
+  const bool pg = c.storage().kind() == engine::postgres;
+  const std::string tables =
+      std::string(
+          "CREATE TABLE IF NOT EXISTS bench_writes (id TEXT PRIMARY KEY, body TEXT NOT NULL);"
+          "CREATE TABLE IF NOT EXISTS idempotency_keys (principal TEXT NOT NULL, key TEXT NOT NULL,"
+          " fingerprint ") +
+      (pg ? "BYTEA" : "BLOB") +
+      " NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL,"
+      " created_ms BIGINT NOT NULL, PRIMARY KEY (principal, key))";
+  if (pg)
+    c.pg().exec(tables);
+  else
+    c.db().exec(tables);
   c.route<raw_payload>(
       connector_route,
       [](const server::incoming_request& in) -> server::parse_result<raw_payload> {
         return raw_payload{std::string(in.body)};
       },
       [w](server::session<raw_payload>& s) {
-        write_one(s.db(), s.id().to_string(), s.payload().body, w);
+        write_one(s.storage(), s.id().to_string(), s.payload().body, w);
         return server::stored_response{200, "application/json", R"({"ok":true})"};
       });
 }
 
 void install_http_routes(server::http_server& http, server::connector& c, write_options w) {
   http.add_route("POST", "/plain/{id}", [&c, w](const server::http_request& r) {
-    write_one(c.db(), r.params.at("id"), r.body, w);
+    write_one(c.storage(), r.params.at("id"), r.body, w);
     return server::http_response{200, "application/json", R"({"ok":true})", {}};
   });
   // The draft's semantics: a key is bound to its first request's fingerprint; the same request
@@ -64,27 +126,15 @@ void install_http_routes(server::http_server& http, server::connector& c, write_
     if (key.empty() || key.size() > 255)
       return problem(400, "an Idempotency-Key header of 1 to 255 characters is required");
     const std::string print = sha256(r.body);
-    auto& db = c.db();
-    auto& q = db.prepare(
-        "SELECT fingerprint, status, body FROM idempotency_keys WHERE principal = ? AND key = ?");
-    q.bind_all(r.principal, key);
-    if (q.step()) {
-      const bool same = q.text(0) == print;
-      server::http_response stored{
-          static_cast<unsigned>(q.int64(1)), "application/json", q.text(2), {}};
-      q.reset();
-      if (!same)
+    const database db = c.storage();
+    if (const auto stored = find_key(db, r.principal, key)) {
+      if (stored->fingerprint != print)
         return problem(422, "the Idempotency-Key was used with a different request");
-      return stored;
+      return server::http_response{stored->status, "application/json", stored->body, {}};
     }
-    q.reset();
     write_one(db, r.principal + "/" + key, r.body, w);
     const std::string response = nlohmann::json{{"ok", true}, {"key", key}}.dump();
-    db.prepare("INSERT INTO idempotency_keys VALUES (?, ?, ?, 201, ?, strftime('%s','now'))")
-        .bind_all(r.principal, key)
-        .bind_blob(3, print)
-        .bind(4, response)
-        .run();
+    store_key(db, r.principal, key, print, response);
     return server::http_response{201, "application/json", response, {}};
   });
 }

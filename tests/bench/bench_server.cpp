@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
   bool reads_together = false;
   app.add_option("--listen", listen, "HOST:PORT (port 0 picks a free one)");
   app.add_option("--db", db, "SQLite database file");
+  std::string postgres;
+  app.add_option("--postgres", postgres, "store in PostgreSQL instead (a libpq connection string)");
   app.add_flag("--synchronous-normal", relaxed, "opt out of synchronous=FULL");
   app.add_flag("--no-group-commit", ungrouped, "one COMMIT (and fsync) per request");
   app.add_flag("--no-separate-reads", reads_together,
@@ -55,6 +57,8 @@ int main(int argc, char** argv) {
     co.times.acceptance_window_ms = static_cast<std::int64_t>(window_s * 1000);
     if (relaxed)
       co.db.sync = exactly::sqlite::synchronous::normal;
+    if (!postgres.empty())
+      co.postgres = exactly::pg::options{postgres, !relaxed};
     exactly::server::connector connector(co);
     exactly::bench::install_connector_route(connector, writes);
     exactly::server::server_options so;

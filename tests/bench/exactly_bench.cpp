@@ -15,6 +15,7 @@
 #include <child_process.hpp>
 #include <echo_server.hpp>
 #include <http_client.hpp>
+#include <pg_cluster.hpp>
 
 #include "client/src/queue_store.hpp"
 
@@ -33,6 +34,7 @@
 #include <cstdio>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace {
@@ -53,6 +55,8 @@ struct settings {
   int e2e_batch = 64;           // messages or steps a worker commits together
   bool put_in_handler = false;  // e2e handlers wait for their PUTs (put_wait::in_handler)
   long fsync_delay_us = 0;      // a slow disk on both sides (slow_sync_vfs.hpp)
+  std::string postgres;         // the server stores in this PostgreSQL schema; "" = SQLite
+  int instances = 1;            // server processes sharing the database (PostgreSQL only)
 };
 
 struct figures {
@@ -80,6 +84,8 @@ class server_process {
   static std::vector<std::string> args(const fs::path& dir, const settings& s,
                                        const std::vector<std::string>& extra) {
     std::vector<std::string> a = {EXACTLY_BENCH_SERVER, "--db", (dir / "server.db").string()};
+    if (!s.postgres.empty())
+      a.insert(a.end(), {"--postgres", s.postgres});
     if (s.relaxed)
       a.push_back("--synchronous-normal");
     if (s.ungrouped)
@@ -101,9 +107,11 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(sorted.size() * p))];
 }
 
-// Runs `op(slot)` in `concurrency` threads for the warm-up, then measures for `seconds`.
+// Runs `op(slot)` in `concurrency` threads for the warm-up, then measures for `seconds`; the
+// server figures add up the processes of `servers`.
 template <class Op>
-figures measure(const std::string& name, int concurrency, const settings& s, pid_t server, Op op) {
+figures measure(const std::string& name, int concurrency, const settings& s,
+                const std::vector<pid_t>& servers, Op op) {
   std::atomic<int> phase{0};  // 0 warm-up, 1 measuring, 2 stop
   std::vector<std::vector<double>> lat(concurrency);
   std::vector<long> errors(concurrency, 0);
@@ -123,15 +131,22 @@ figures measure(const std::string& name, int concurrency, const settings& s, pid
     });
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(s.warmup));
-  bench::reset_peak_rss(server);
+  const auto server_cpu_seconds = [&] {
+    double sum = 0;
+    for (pid_t p : servers)
+      sum += bench::cpu_seconds(p);
+    return sum;
+  };
+  for (pid_t p : servers)
+    bench::reset_peak_rss(p);
   bench::reset_peak_rss(getpid());
-  const double server_cpu0 = bench::cpu_seconds(server), client_cpu0 = bench::cpu_seconds(getpid());
+  const double server_cpu0 = server_cpu_seconds(), client_cpu0 = bench::cpu_seconds(getpid());
   const auto t0 = clock_type::now();
   phase = 1;
   std::this_thread::sleep_for(std::chrono::duration<double>(s.seconds));
   phase = 2;
   const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
-  const double server_cpu = bench::cpu_seconds(server) - server_cpu0;
+  const double server_cpu = server_cpu_seconds() - server_cpu0;
   const double client_cpu = bench::cpu_seconds(getpid()) - client_cpu0;
   for (auto& t : threads)
     t.join();
@@ -151,16 +166,19 @@ figures measure(const std::string& name, int concurrency, const settings& s, pid
     f.server_cpu_per_op_ms = 1000 * server_cpu / static_cast<double>(f.ops);
     f.client_cpu_per_op_ms = 1000 * client_cpu / static_cast<double>(f.ops);
   }
-  f.server_peak_rss_kib = bench::peak_rss_kib(server);
+  for (pid_t p : servers)
+    f.server_peak_rss_kib += bench::peak_rss_kib(p);
   f.client_peak_rss_kib = bench::peak_rss_kib(getpid());
   return f;
 }
 
-// Load generator slots: one kept-alive connection each.
+// Load generator slots: one kept-alive connection each, spread over the server processes.
 struct http_op {
-  std::uint16_t port;
+  std::vector<std::uint16_t> ports;
   int kind;  // 0 plain, 1 idempotency-key, 2 wire
-  test::http_client make_slot(int) const { return test::http_client(port); }
+  test::http_client make_slot(int i) const {
+    return test::http_client(ports[static_cast<std::size_t>(i) % ports.size()]);
+  }
   bool operator()(test::http_client& c) const {
     const std::string id = request_id::mint().to_string();
     if (kind == 0)
@@ -355,7 +373,7 @@ json long_run(long n, int concurrency, double every, double rate, const settings
   server_process server(
       dir.path(), s,
       {"--acceptance-window-seconds", "2", "--sweep-seconds", "1", "--bounded-writes"});
-  const http_op op{server.port(), 2};
+  const http_op op{{server.port()}, 2};
   std::atomic<long> started{0}, finished{0}, errors{0};
   std::vector<std::thread> threads;
   const auto t0 = clock_type::now();
@@ -434,6 +452,13 @@ int main(int argc, char** argv) {
   double sample_seconds = 10;
   int rounds = 1;
   app.add_option("--seconds", s.seconds, "measured time of each scenario");
+  std::string engine = "sqlite";
+  app.add_option("--engine", engine,
+                 "the server's storage: sqlite, or postgres (a throwaway cluster started here; "
+                 "the e2e client stays on SQLite)");
+  app.add_option("--server-instances", s.instances,
+                 "server processes sharing the PostgreSQL database; clients spread over them")
+      ->check(CLI::Range(1, 8));
   app.add_option("--warmup", s.warmup, "unmeasured time before each scenario");
   app.add_option("--concurrency", concurrency, "concurrent clients, one run per value");
   app.add_option("--scenarios", scenarios, "which of plain, idempotency-key, wire, e2e");
@@ -464,6 +489,19 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (s.fsync_delay_us > 0)
     bench::install_slow_sync_vfs(std::chrono::microseconds(s.fsync_delay_us));
+  if (engine != "sqlite" && engine != "postgres") {
+    std::fprintf(stderr, "--engine must be sqlite or postgres\n");
+    return 2;
+  }
+  if (s.instances > 1 && engine != "postgres") {
+    std::fprintf(stderr, "--server-instances above 1 needs --engine postgres\n");
+    return 2;
+  }
+  // PostgreSQL: a throwaway cluster for the run (fsync=on, synchronous_commit=on), a fresh schema
+  // per scenario.
+  std::optional<test::pg_cluster> cluster;
+  if (engine == "postgres")
+    cluster.emplace();
 
   json out = {{"machine", {{"cores", std::thread::hardware_concurrency()}}},
               {"synchronous", s.relaxed ? "NORMAL" : "FULL"},
@@ -472,7 +510,9 @@ int main(int argc, char** argv) {
               {"e2e_workers", s.e2e_workers},
               {"e2e_batch", s.e2e_batch},
               {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"},
-              {"fsync_delay_us", s.fsync_delay_us}};
+              {"fsync_delay_us", s.fsync_delay_us},
+              {"engine", engine},
+              {"server_instances", s.instances}};
   if (long_run_cycles > 0) {
     out["long_run"] =
         long_run(long_run_cycles, concurrency.back(), sample_seconds, long_run_rate, s);
@@ -481,10 +521,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf(
-      "synchronous=%s on every database, group commit %s, %u cores; %g s warm-up, %g s"
-      " measured per scenario\n",
-      s.relaxed ? "NORMAL" : "FULL", s.ungrouped ? "off" : "on",
-      std::thread::hardware_concurrency(), s.warmup, s.seconds);
+      "server engine %s (%d instance%s), synchronous=%s on every database, group commit %s, %u"
+      " cores; %g s warm-up, %g s measured per scenario\n",
+      engine.c_str(), s.instances, s.instances > 1 ? "s" : "", s.relaxed ? "NORMAL" : "FULL",
+      s.ungrouped ? "off" : "on", std::thread::hardware_concurrency(), s.warmup, s.seconds);
   if (s.fsync_delay_us > 0)
     std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us)\n",
                 s.fsync_delay_us);
@@ -497,14 +537,23 @@ int main(int argc, char** argv) {
     for (int c : concurrency) {
       for (const std::string& name : scenarios) {
         test::temp_dir dir;
-        server_process server(dir.path(), s);
+        if (cluster)
+          s.postgres = cluster->fresh_schema();
+        std::vector<std::unique_ptr<server_process>> servers;
+        std::vector<pid_t> pids;
+        std::vector<std::uint16_t> ports;
+        for (int i = 0; i < s.instances; ++i) {
+          servers.push_back(std::make_unique<server_process>(dir.path(), s));
+          pids.push_back(servers.back()->pid());
+          ports.push_back(servers.back()->port());
+        }
         figures f;
         if (name == "e2e") {
-          e2e_driver driver(dir.path(), server.port(), c, s);
-          f = measure(name, c, s, server.pid(), e2e_op{&driver});
+          e2e_driver driver(dir.path(), ports[0], c, s);
+          f = measure(name, c, s, pids, e2e_op{&driver});
         } else {
           const int kind = name == "plain" ? 0 : name == "idempotency-key" ? 1 : 2;
-          f = measure(name, c, s, server.pid(), http_op{server.port(), kind});
+          f = measure(name, c, s, pids, http_op{ports, kind});
         }
         std::printf("%-16s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
                     name.c_str(), c, f.ops_per_s, f.p50_ms, f.p99_ms, f.p999_ms, f.errors,

@@ -7,8 +7,8 @@
 #include <requests.hpp>
 
 #include <exactly/common/crash_point.hpp>
-#include <exactly/common/request_id.hpp>
 #include <exactly/common/postgres.hpp>
+#include <exactly/common/request_id.hpp>
 #include <exactly/common/sqlite.hpp>
 
 #include <gtest/gtest.h>
