@@ -7,6 +7,34 @@
 
 namespace exactly {
 
+std::string numbered_placeholders(std::string_view sql) {
+  std::string out;
+  out.reserve(sql.size() + 8);
+  int n = 0;
+  char quote = 0;  // ' or " while inside a literal or a quoted identifier
+  for (const char c : sql) {
+    if (quote) {
+      quote = c == quote ? 0 : quote;
+      out += c;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+      out += c;
+    } else if (c == '?') {
+      out += '$' + std::to_string(++n);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+void database::exec(std::string_view sql) const {
+  if (sqlite_)
+    sqlite_->exec(sql);
+  else
+    pg_->exec(sql);
+}
+
 sqlite::connection& database::as_sqlite() const {
   if (!sqlite_)
     throw std::logic_error("this database is PostgreSQL: use as_postgres()");

@@ -2,7 +2,7 @@
 // to each other: decide on one id at once, deliver one outbox message twice, sweep a row a
 // request holds.
 #include "server/src/pg_store.hpp"
-#include "interaction_store_contract.hpp"
+#include "tests/support/interaction_store_contract.hpp"
 #include "pg_cluster.hpp"
 
 #include <future>

@@ -1,5 +1,5 @@
 // The storage contract run against the SQLite engine, and what only SQLite does (pages).
-#include "interaction_store_contract.hpp"
+#include "tests/support/interaction_store_contract.hpp"
 #include "server/src/sqlite_store.hpp"
 
 namespace exactly::server {

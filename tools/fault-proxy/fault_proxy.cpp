@@ -38,11 +38,31 @@ struct fault_proxy::impl {
   mutable std::mutex counts_mutex;
   fault_counts counts;
   bool started = false;
+  std::size_t next_upstream = 0;  // round robin over the upstreams (the proxy's one thread)
 
   bool roll(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng) < p; }
   void count(std::uint64_t fault_counts::*field) {
     std::lock_guard lock(counts_mutex);
     ++(counts.*field);
+  }
+
+  // Connects `up` to the next upstream in turn, trying the others when it refuses; false if none
+  // accepts.
+  asio::awaitable<bool> connect_upstream(beast::tcp_stream& up) {
+    std::vector<std::pair<std::string, std::uint16_t>> all = {
+        {opts.upstream_host, opts.upstream_port}};
+    all.insert(all.end(), opts.more_upstreams.begin(), opts.more_upstreams.end());
+    const std::size_t first = next_upstream++;
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const auto& [host, port] = all[(first + i) % all.size()];
+      up.expires_after(std::chrono::seconds(5));
+      const tcp::endpoint to(asio::ip::make_address(host), port);
+      if (auto [ec] = co_await up.async_connect(to, use_tuple); !ec)
+        co_return true;
+      beast::error_code ignored;
+      up.socket().close(ignored);  // the next connect opens it again
+    }
+    co_return false;
   }
 
   // Sends `req` upstream and reads the answer; false if the upstream failed.
@@ -62,9 +82,7 @@ struct fault_proxy::impl {
     beast::tcp_stream client(std::move(client_socket));
     beast::tcp_stream up(io);
     beast::flat_buffer cbuf, ubuf;
-    const tcp::endpoint upstream(asio::ip::make_address(opts.upstream_host), opts.upstream_port);
-    up.expires_after(std::chrono::seconds(5));
-    if (auto [ec] = co_await up.async_connect(upstream, use_tuple); ec)
+    if (!co_await connect_upstream(up))
       co_return;
     for (;;) {
       http::request<http::string_body> req;

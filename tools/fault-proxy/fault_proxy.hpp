@@ -2,11 +2,14 @@
 // An HTTP fault-injecting proxy for testing exactly-once integrations: between a client and a
 // server it drops requests, drops responses after the server handled them, resets connections,
 // delays, and duplicates requests, each by a configurable probability. One request at a time per
-// client connection; each client connection gets its own upstream connection.
+// client connection; each client connection gets its own upstream connection, to the upstream
+// servers in turn (one that refuses the connection is skipped for the next).
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace exactly::tools {
 
@@ -15,6 +18,8 @@ struct fault_options {
   std::uint16_t listen_port = 0;  // 0 = any free port
   std::string upstream_host = "127.0.0.1";
   std::uint16_t upstream_port = 0;
+  // Further servers behind the same proxy (instances of one service), as (host, port).
+  std::vector<std::pair<std::string, std::uint16_t>> more_upstreams{};
   double drop_request = 0;   // close the client connection without forwarding
   double drop_response = 0;  // forward, let the server answer, close before the client sees it
   double reset = 0;          // forward, then reset the client connection (RST) instead of answering

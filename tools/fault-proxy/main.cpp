@@ -15,9 +15,13 @@
 int main(int argc, char** argv) {
   CLI::App app{"fault-proxy: drop, reset, delay and duplicate HTTP requests and responses"};
   exactly::tools::fault_options o;
-  std::string listen = "127.0.0.1:0", upstream;
+  std::string listen = "127.0.0.1:0";
+  std::vector<std::string> upstreams;
   app.add_option("--listen", listen, "HOST:PORT to listen on");
-  app.add_option("--upstream", upstream, "HOST:PORT of the server")->required();
+  app.add_option("--upstream", upstreams,
+                 "HOST:PORT of the server; repeatable: instances of one service, taken in turn by "
+                 "each client connection")
+      ->required();
   exactly::tools::add_fault_flags(app, o);
   app.add_option("--seed", o.seed, "random seed for a repeatable fault sequence");
   CLI11_PARSE(app, argc, argv);
@@ -30,7 +34,12 @@ int main(int argc, char** argv) {
   };
   try {
     split(listen, o.listen_host, o.listen_port);
-    split(upstream, o.upstream_host, o.upstream_port);
+    split(upstreams.front(), o.upstream_host, o.upstream_port);
+    for (std::size_t i = 1; i < upstreams.size(); ++i) {
+      std::pair<std::string, std::uint16_t> more;
+      split(upstreams[i], more.first, more.second);
+      o.more_upstreams.push_back(more);
+    }
     sigset_t set;  // blocked before the proxy's thread starts, so sigwait below receives them
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
   std::vector<std::string> keys;
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0 picks a free one)");
   app.add_option("--db", db, "SQLite database file");
+  std::string postgres;
+  app.add_option("--postgres", postgres,
+                 "store in PostgreSQL instead (a libpq connection string); several instances may "
+                 "share it");
   app.add_option("--initial-balance-cents", initial_balance, "opening balance of a new account");
   app.add_option("--api-key", keys,
                  "accepted API key (repeatable; the key names its principal); "
@@ -38,7 +42,10 @@ int main(int argc, char** argv) {
   for (const std::string& k : keys)
     so.api_keys.push_back({k, k});
   try {
-    exactly::server::connector connector({.db_path = db});
+    exactly::server::connector_options co{.db_path = db};
+    if (!postgres.empty())
+      co.postgres = exactly::pg::options{postgres};
+    exactly::server::connector connector(co);
     exactly::server::http_server server(so, connector);
     exactly::samples::payment::install(connector, server, initial_balance);
     const std::uint16_t port = server.start();

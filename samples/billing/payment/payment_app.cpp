@@ -33,53 +33,53 @@ server::parse_result<authorize_request> parse(const server::incoming_request& in
                            std::move(reference)};
 }
 
-std::int64_t balance_of(sqlite::connection& db, const std::string& customer, std::int64_t initial) {
-  db.prepare("INSERT INTO accounts(customer_id, balance_cents) VALUES(?, ?) ON CONFLICT DO NOTHING")
-      .bind_all(customer, initial)
-      .run();
-  return *db.query_int64("SELECT balance_cents FROM accounts WHERE customer_id = ?", customer);
+// The SQL below means the same on SQLite and PostgreSQL: the service runs on either engine.
+std::int64_t balance_of(const database& db, const std::string& customer, std::int64_t initial) {
+  db.execute("INSERT INTO accounts(customer_id, balance_cents) VALUES(?, ?) ON CONFLICT DO NOTHING",
+             customer, initial);
+  // On PostgreSQL, instances decide on one account at once: the row is locked until the commit,
+  // so two of them cannot both spend the same balance. (SQLite has one writer at a time.)
+  return *db.query_int64(db.kind() == engine::postgres
+                             ? "SELECT balance_cents FROM accounts WHERE customer_id = ? FOR UPDATE"
+                             : "SELECT balance_cents FROM accounts WHERE customer_id = ?",
+                         customer);
 }
 
 }  // namespace
 
 void install(server::connector& c, server::http_server& http, std::int64_t initial) {
-  c.db().exec(
+  c.storage().exec(
       "CREATE TABLE IF NOT EXISTS accounts ("
-      " customer_id TEXT PRIMARY KEY, balance_cents INTEGER NOT NULL);"
+      " customer_id TEXT PRIMARY KEY, balance_cents BIGINT NOT NULL);"
       "CREATE TABLE IF NOT EXISTS authorizations ("
       " authorization_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL,"
-      " amount_cents INTEGER NOT NULL, reference TEXT NOT NULL DEFAULT '');"
+      " amount_cents BIGINT NOT NULL, reference TEXT NOT NULL DEFAULT '');"
       "CREATE TABLE IF NOT EXISTS declines ("
       " request_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL,"
-      " amount_cents INTEGER NOT NULL, reference TEXT NOT NULL DEFAULT '');"
+      " amount_cents BIGINT NOT NULL, reference TEXT NOT NULL DEFAULT '');"
       "CREATE TABLE IF NOT EXISTS ledger ("
       " authorization_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL,"
-      " amount_cents INTEGER NOT NULL);");
+      " amount_cents BIGINT NOT NULL);");
 
   c.route<
       authorize_request>(authorize_route, parse, [initial](server::session<authorize_request>& s) {
     const authorize_request& r = s.payload();
-    const std::int64_t balance = balance_of(s.db(), r.customer_id, initial);
+    const database& db = s.storage();
+    const std::int64_t balance = balance_of(db, r.customer_id, initial);
     if (balance < r.amount_cents) {
-      s.db()
-          .prepare(
-              "INSERT INTO declines(request_id, customer_id, amount_cents, reference)"
-              " VALUES(?, ?, ?, ?)")
-          .bind_all(s.id().to_string(), r.customer_id, r.amount_cents, r.reference)
-          .run();
+      db.execute(
+          "INSERT INTO declines(request_id, customer_id, amount_cents, reference)"
+          " VALUES(?, ?, ?, ?)",
+          s.id().to_string(), r.customer_id, r.amount_cents, r.reference);
       return server::stored_response{402, "application/json", R"({"reason":"insufficient_funds"})"};
     }
     const std::string authorization_id = s.id().to_string();
-    s.db()
-        .prepare("UPDATE accounts SET balance_cents = balance_cents - ? WHERE customer_id = ?")
-        .bind_all(r.amount_cents, r.customer_id)
-        .run();
-    s.db()
-        .prepare(
-            "INSERT INTO authorizations(authorization_id, customer_id, amount_cents, reference)"
-            " VALUES(?, ?, ?, ?)")
-        .bind_all(authorization_id, r.customer_id, r.amount_cents, r.reference)
-        .run();
+    db.execute("UPDATE accounts SET balance_cents = balance_cents - ? WHERE customer_id = ?",
+               r.amount_cents, r.customer_id);
+    db.execute(
+        "INSERT INTO authorizations(authorization_id, customer_id, amount_cents, reference)"
+        " VALUES(?, ?, ?, ?)",
+        authorization_id, r.customer_id, r.amount_cents, r.reference);
     s.send("settle_transaction", {{"authorization_id", authorization_id},
                                   {"customer_id", r.customer_id},
                                   {"amount_cents", r.amount_cents}});
@@ -91,25 +91,24 @@ void install(server::connector& c, server::http_server& http, std::int64_t initi
 
   c.on_message("settle_transaction", [](server::message_context& m) {
     // Delivered once per committed authorization; the primary key makes a bug visible, not silent.
-    m.db().prepare("INSERT INTO ledger(authorization_id, customer_id, amount_cents) VALUES(?, ?, ?)")
-        .bind_all(m.body.at("authorization_id").get<std::string>(),
-                  m.body.at("customer_id").get<std::string>(),
-                  m.body.at("amount_cents").get<std::int64_t>())
-        .run();
+    m.storage().execute(
+        "INSERT INTO ledger(authorization_id, customer_id, amount_cents) VALUES(?, ?, ?)",
+        m.body.at("authorization_id").get<std::string>(),
+        m.body.at("customer_id").get<std::string>(), m.body.at("amount_cents").get<std::int64_t>());
   });
 
   http.add_route("GET", "/accounts/{customer_id}", [&c, initial](const server::http_request& r) {
     const std::string& customer = r.params.at("customer_id");
-    sqlite::transaction tx(c.db());
-    const std::int64_t balance = balance_of(c.db(), customer, initial);
+    const database db = c.storage();
+    database_transaction tx(db);
+    const std::int64_t balance = balance_of(db, customer, initial);
     const nlohmann::json body = {
         {"customer_id", customer},
         {"balance_cents", balance},
         {"authorizations",
-         *c.db().query_int64("SELECT count(*) FROM authorizations WHERE customer_id = ?",
-                             customer)},
+         *db.query_int64("SELECT count(*) FROM authorizations WHERE customer_id = ?", customer)},
         {"ledger_entries",
-         *c.db().query_int64("SELECT count(*) FROM ledger WHERE customer_id = ?", customer)}};
+         *db.query_int64("SELECT count(*) FROM ledger WHERE customer_id = ?", customer)}};
     tx.commit();
     return server::http_response{200, "application/json", body.dump(), {}};
   });
