@@ -23,6 +23,7 @@ void pg_migrate(pg::connection& db, std::string_view component,
                              std::to_string(current) + ", newer than this build's " +
                              std::to_string(latest));
   }
+  const int recorded = current;
   for (const sqlite::migration& m : steps) {
     if (m.version <= current)
       continue;
@@ -31,6 +32,8 @@ void pg_migrate(pg::connection& db, std::string_view component,
     db.exec(m.sql);
     current = m.version;
   }
+  if (current == recorded)
+    return;  // up to date: the transaction rolls back, nothing written
   db.query(
       "INSERT INTO exactly_schema_version(component, version) VALUES($1, $2)"
       " ON CONFLICT(component) DO UPDATE SET version = excluded.version",
