@@ -1,6 +1,7 @@
 // client-crash-driver: a billing endpoint that sends N orders through invoke_http to the echo
 // server and runs until everything is done. Restartable: it seeds its orders once, then picks up
-// where it was. Usage: client-crash-driver DB PORT N [in-handler], where DB is a SQLite file or
+// where it was; several may run at once on one PostgreSQL database. Usage: client-crash-driver DB
+// PORT N [in-handler], where DB is a SQLite file or
 // "--postgres=CONNINFO" (the endpoint, its tables and journal in that PostgreSQL database).
 // "in-handler" makes each handler wait for its PUT's answer (put_wait::in_handler).
 // Exit 0 when quiet, 3 on timeout.
@@ -33,12 +34,19 @@ int main(int argc, char** argv) {
   else
     lite = std::make_unique<exactly::sqlite::connection>(where);
   const exactly::database db = lite ? exactly::database(*lite) : exactly::database(*pg);
-  exactly::test::exec_sql(
-      db,
+  const char* tables =
       "CREATE TABLE IF NOT EXISTS seeded (one INTEGER PRIMARY KEY);"
       "CREATE TABLE IF NOT EXISTS bills (order_id TEXT PRIMARY KEY);"
       "CREATE TABLE IF NOT EXISTS results (order_id TEXT PRIMARY KEY, status INTEGER,"
-      " n INTEGER NOT NULL)");
+      " n INTEGER NOT NULL)";
+  if (pg) {  // processes starting at once on one PostgreSQL database create them one at a time
+    exactly::pg::transaction tx(*pg);
+    pg->query("SELECT pg_advisory_xact_lock(4242)");
+    pg->exec(tables);
+    tx.commit();
+  } else {
+    lite->exec(tables);
+  }
   exactly::client::endpoint ep(
       "billing", db,
       {.max_attempts = 100,
@@ -65,6 +73,10 @@ int main(int argc, char** argv) {
   });
   {
     exactly::database_transaction tx(db);
+    // Seeded once: a process seeding while another has already consumed some orders would queue
+    // them again (an id is deduplicated only while queued).
+    if (pg)
+      pg->query("SELECT pg_advisory_xact_lock(4242)");
     if (exactly::test::query_int(db, "SELECT one FROM seeded") < 0) {
       for (int i = 0; i < n; ++i) {
         exactly::client::send_in_transaction(db, "billing",
@@ -72,7 +84,8 @@ int main(int argc, char** argv) {
                                               .type = "bill",
                                               .body = {{"order", "o-" + std::to_string(i)}}});
       }
-      exactly::test::exec_sql(db, "INSERT INTO seeded VALUES (1)");
+      // Processes seeding at once: the second waits for the first's row, then inserts nothing.
+      exactly::test::exec_sql(db, "INSERT INTO seeded VALUES (1) ON CONFLICT DO NOTHING");
     }
     tx.commit();
   }

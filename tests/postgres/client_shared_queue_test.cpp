@@ -1,8 +1,13 @@
 // Several runtimes on one PostgreSQL queue: every message is handled by exactly one worker,
 // counted by the rows the handlers insert (not by calls that returned).
 #include "client_test_db.hpp"
+#include "pg_cluster.hpp"
+
+#include <child_process.hpp>
+#include <echo_server.hpp>
 
 #include <exactly/client/runtime.hpp>
+#include <exactly/common/sqlite.hpp>
 
 #include <gtest/gtest.h>
 
@@ -86,6 +91,37 @@ TEST(postgres_shared_queue, endpoints_starting_at_once_on_a_new_schema_all_start
     t.join();
   EXPECT_EQ(started.load(), 6);
   EXPECT_EQ(failed.load(), 0);
+}
+
+// Two client processes (client-crash-driver --postgres=) seed and drain one queue together, each
+// invoking the echo server, with no orphan grace at all: each one's orphan recovery sees the
+// other's journal entries at once and must leave those of running attempts alone.
+TEST(postgres_shared_queue, two_processes_on_one_queue_invoke_each_order_once) {
+  temp_dir dir;
+  const std::string server_db = (dir.path() / "server.db").string();
+  const std::string conninfo = test_cluster().fresh_schema();
+  echo_server_process server(server_db, 0);
+  constexpr int orders = 40;
+  const std::vector<std::string> driver = {EXACTLY_CLIENT_DRIVER, "--postgres=" + conninfo,
+                                           std::to_string(server.port()), std::to_string(orders)};
+  {
+    child_process first(driver);
+    child_process second(driver);
+    EXPECT_EQ(first.wait_exit(), 0);
+    EXPECT_EQ(second.wait_exit(), 0);
+  }
+  EXPECT_EQ(server.terminate(), 0);
+  sqlite::connection s(server_db);
+  EXPECT_EQ(s.query_int64("SELECT sum(n) FROM echo_executions"), orders);
+  EXPECT_EQ(s.query_int64("SELECT max(n) FROM echo_executions"), 1);
+  EXPECT_EQ(s.query_int64("SELECT count(*) FROM exactly_interactions WHERE state <= 2"), 0);
+  auto client = open_pg_db(conninfo);
+  const database db = client->db();
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM bills"), orders);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM results WHERE status = 200"), orders);
+  EXPECT_EQ(query_int(db, "SELECT max(n) FROM results"), 1);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM exactly_error_queue"), 0);
 }
 
 }  // namespace
