@@ -1,63 +1,23 @@
-// The journal of ids PUT by handler attempts not yet committed, in a sidecar SQLite file.
+// The journal of ids PUT by handler attempts not yet committed: the engine and where it lives.
 #include "attempt_journal.hpp"
 
-#include <exactly/common/migrations.hpp>
+#include <exactly/common/sqlite.hpp>
 
 namespace exactly::client {
-namespace {
 
-constexpr sqlite::migration schema[] = {
-    {1,
-     "CREATE TABLE exactly_attempts ("
-     " request_id TEXT PRIMARY KEY,"
-     " endpoint TEXT NOT NULL,"
-     " url TEXT NOT NULL,"
-     " created_ms INTEGER NOT NULL);"
-     "CREATE INDEX exactly_attempts_age ON exactly_attempts(endpoint, created_ms);"},
-};
+attempt_journal::attempt_journal(const std::string& path) : impl_(make_sqlite_journal(path)) {}
 
-sqlite::options journal_options() {
-  sqlite::options o;
-  o.sync = sqlite::synchronous::normal;
-  return o;
-}
+attempt_journal::attempt_journal(pg::options opts) : impl_(make_pg_journal(std::move(opts))) {}
 
-}  // namespace
-
-attempt_journal::attempt_journal(const std::string& path)
-    : db_(std::make_unique<sqlite::connection>(path, journal_options())) {
-  sqlite::migrate(*db_, "exactly.client.attempts", schema);
-}
-
-void attempt_journal::record(std::string_view endpoint, const journal_entry& e,
-                             std::int64_t now_ms) {
-  db_->prepare(
-         "INSERT INTO exactly_attempts(request_id, endpoint, url, created_ms) VALUES(?, ?, ?, ?)"
-         " ON CONFLICT DO NOTHING")
-      .bind_all(e.request_id, endpoint, e.url, now_ms)
-      .run();
-}
-
-void attempt_journal::forget(const std::vector<journal_entry>& entries) {
-  if (entries.empty())
-    return;
-  sqlite::transaction tx(*db_);
-  for (const journal_entry& e : entries)
-    db_->prepare("DELETE FROM exactly_attempts WHERE request_id = ?").bind(1, e.request_id).run();
-  tx.commit();
-}
-
-std::vector<journal_entry> attempt_journal::older_than(std::string_view endpoint,
-                                                       std::int64_t cutoff_ms, int limit) {
-  auto& q = db_->prepare(
-      "SELECT request_id, url FROM exactly_attempts WHERE endpoint = ? AND created_ms <= ?"
-      " ORDER BY created_ms LIMIT ?");
-  q.bind_all(endpoint, cutoff_ms, limit);
-  std::vector<journal_entry> out;
-  while (q.step())
-    out.push_back({q.text(0), q.text(1)});
-  q.reset();
-  return out;
+attempt_journal attempt_journal::of(const database& db, const std::string& configured) {
+  if (db.kind() == engine::sqlite) {
+    return attempt_journal(make_sqlite_journal(
+        configured.empty() ? attempt_journal_path(db.as_sqlite().path()) : configured));
+  }
+  pg::options opts = same_database(db.as_postgres());
+  if (!configured.empty())
+    opts.conninfo = configured;
+  return attempt_journal(make_pg_journal(std::move(opts)));
 }
 
 std::string attempt_journal_path(const std::string& db_path) {

@@ -1,6 +1,7 @@
 // The PUTs of a batch's handler attempts: journaled, sent, awaited, and cleaned up.
 #include "attempt_puts.hpp"
 
+#include "attempt_liveness.hpp"
 #include "http_answers.hpp"
 
 #include <exactly/common/backoff.hpp>
@@ -28,6 +29,9 @@ void attempt_puts::begin_attempt(std::size_t handler) {
 void attempt_puts::send(const journal_entry& put, std::string_view content_type,
                         std::string_view body) {
   // Journaled before the PUT: DELETEd later if this attempt does not commit, even after a crash.
+  // The attempt is marked running (PostgreSQL) before its entry exists, so the orphan recovery
+  // never takes an entry whose attempt may still commit.
+  hold_attempt(core_.db, put.request_id);
   attempt_.push_back(put);
   batch_.push_back(put);
   core_.journal.record(core_.name, put, now_ms_);

@@ -5,6 +5,7 @@
 #include "attempt_puts.hpp"
 #include "handler_scope.hpp"
 #include "http_answers.hpp"
+#include "read_transaction.hpp"
 
 #include <exactly/common/crash_point.hpp>
 
@@ -99,12 +100,17 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
                std::size_t& done) {
   // The batch commits together (one fsync); each message in a savepoint of its own, so a failing
   // handler rolls back only itself.
-  std::optional<sqlite::transaction> group(std::in_place, core.db);
+  std::optional<database_transaction> group(std::in_place, core.db);
   attempt_puts puts(core, wait, now);
   std::vector<bool> committed(batch.size(), false);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const queued_message& q = batch[i];
     const prepared_message& p = prepared[i];
+    // Another worker or process sharing the queue may have taken it since the batch was read, or
+    // (PostgreSQL) holds it in its open transaction now: skipped. Claimed in the batch's
+    // transaction, outside the handler's savepoint, so a failed attempt keeps the claim.
+    if (!core.queues.claim(q.seq))
+      continue;
     if (p.step.action != lifecycle_action::run_follow_up) {
       done += carry_out_get_answer(core, q, p, now) ? 1 : 0;
       continue;
@@ -113,10 +119,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
     std::optional<lifecycle_event> failure;
     puts.begin_attempt(i);
     {
-      sqlite::transaction tx(core.db);
-      // Another process sharing the queue may have taken it since the batch was read.
-      if (!core.queues.contains(q.seq))
-        continue;
+      database_transaction tx(core.db);
       const auto h = core.handlers.find(q.msg.type);
       if (h == core.handlers.end()) {
         error = "no handler for message type " + q.msg.type;
@@ -136,7 +139,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
           committed[i] = true;
           ++done;
           continue;
-        } catch (const sqlite::error&) {
+        } catch (const storage_error&) {
           throw;  // storage trouble is not the handler's failure; nothing of the batch commits
         } catch (const std::exception& e) {
           error = e.what();
@@ -152,7 +155,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
   }
   if (!puts.staged_for_commit(committed)) {
     group.reset();  // nothing of the batch commits; every id it PUT gets a durable DELETE
-    sqlite::transaction tx(core.db);
+    database_transaction tx(core.db);
     puts.abandon_batch();
     tx.commit();
     puts.forget();
@@ -171,7 +174,7 @@ std::size_t run_due_messages(endpoint_core& core, int limit) {
   const std::int64_t now = core.opts.clock();
   std::vector<queued_message> batch;
   {
-    sqlite::transaction read(core.db, sqlite::transaction::mode::deferred);
+    read_transaction read(core.db);
     batch = core.queues.due(core.name, now, limit);
   }
   if (batch.empty())

@@ -7,14 +7,13 @@
 
 namespace exactly::client {
 
-endpoint_core::endpoint_core(std::string name_, sqlite::connection& db_, endpoint_options opts_)
+endpoint_core::endpoint_core(std::string name_, database db_, endpoint_options opts_)
     : name(std::move(name_)),
       db(db_),
       opts(std::move(opts_)),
       queues(db_),
       invocations(db_),
-      journal(opts.attempt_journal.empty() ? attempt_journal_path(db_.path())
-                                           : opts.attempt_journal) {}
+      journal(attempt_journal::of(db_, opts.attempt_journal)) {}
 
 std::int64_t endpoint_core::backoff_until(int attempts, std::int64_t now) {
   return now + backoff_policy{opts.retry_base, opts.retry_cap}.delay(attempts, rng).count();
@@ -24,13 +23,13 @@ struct endpoint::impl : endpoint_core {
   using endpoint_core::endpoint_core;
 };
 
-endpoint::endpoint(std::string name, sqlite::connection& db, endpoint_options opts)
+endpoint::endpoint(std::string name, database db, endpoint_options opts)
     : impl_(std::make_unique<impl>(std::move(name), db, std::move(opts))) {}
 
 endpoint::~endpoint() = default;
 endpoint::endpoint(endpoint&&) noexcept = default;
 
-void send_in_transaction(sqlite::connection& db, std::string_view to, message m) {
+void send_in_transaction(database db, std::string_view to, message m) {
   queue_store(db).enqueue(to, m, system_now_ms());
 }
 
@@ -39,7 +38,7 @@ void endpoint::on(std::string type, handler h) {
 }
 
 void endpoint::send(std::string_view to, message m) {
-  sqlite::transaction tx(impl_->db);
+  database_transaction tx(impl_->db);
   impl_->queues.enqueue(to, m, impl_->opts.clock());
   tx.commit();
 }
@@ -74,7 +73,7 @@ std::vector<error_entry> endpoint::errors() {
 }
 
 bool endpoint::requeue_error(std::int64_t seq) {
-  sqlite::transaction tx(impl_->db);
+  database_transaction tx(impl_->db);
   const bool requeued = impl_->queues.requeue_error(seq, impl_->opts.clock());
   tx.commit();
   return requeued;

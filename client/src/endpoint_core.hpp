@@ -15,13 +15,13 @@
 namespace exactly::client {
 
 struct endpoint_core {
-  endpoint_core(std::string name, sqlite::connection& db, endpoint_options opts);
+  endpoint_core(std::string name, database db, endpoint_options opts);
 
   // When a step that failed `attempts` times before is due again: handler and publisher retries.
   std::int64_t backoff_until(int attempts, std::int64_t now);
 
   std::string name;
-  sqlite::connection& db;
+  database db;
   endpoint_options opts;
   queue_store queues;
   invocation_store invocations;

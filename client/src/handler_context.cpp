@@ -8,6 +8,14 @@
 namespace exactly::client {
 
 sqlite::connection& handler_context::db() {
+  return scope_.core.db.as_sqlite();
+}
+
+pg::connection& handler_context::pg() {
+  return scope_.core.db.as_postgres();
+}
+
+exactly::database handler_context::database() {
   return scope_.core.db;
 }
 

@@ -1,14 +1,15 @@
 #pragma once
 // The client's durable record of each committed invoke_http: the POST to publish, then (after the
-// follow-up committed) the DELETE to send. Rows live in the endpoint's database and change only
-// inside the caller's transaction.
+// follow-up committed) the DELETE to send. Rows live in the endpoint's database (SQLite or
+// PostgreSQL) and change only inside the caller's transaction.
 
 #include "invocation_lifecycle.hpp"
 
 #include <exactly/client/message.hpp>
-#include <exactly/common/sqlite.hpp>
+#include <exactly/common/database.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,9 +24,39 @@ struct invocation_row {
   int attempts = 0;
 };
 
+// A row as an engine stores it: the state as its stored number, the follow-up as JSON text.
+struct stored_invocation {
+  std::string request_id;
+  std::string endpoint;
+  std::string url;
+  std::string follow_up;
+  int attempts = 0;
+};
+
+// The invocations table of one engine (sqlite_invocation_store.cpp, pg_invocation_store.cpp);
+// the contracts are invocation_store's, whose calls these carry out.
+class invocation_engine {
+ public:
+  virtual ~invocation_engine() = default;
+  virtual void insert(const stored_invocation& row, int state, std::int64_t now_ms) = 0;
+  virtual bool contains(std::string_view request_id) = 0;
+  virtual std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) = 0;
+  virtual bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) = 0;
+  virtual void retry_later(std::string_view request_id, std::int64_t due_ms,
+                           std::string_view error) = 0;
+  virtual void remove(std::string_view request_id) = 0;
+  virtual std::int64_t pending() = 0;
+};
+
+// The SQLite invocations table in `db`, migrated. Throws sqlite::error.
+std::unique_ptr<invocation_engine> make_sqlite_invocation_engine(sqlite::connection& db);
+// The PostgreSQL invocations table in `db`, migrated. Throws pg::error.
+std::unique_ptr<invocation_engine> make_pg_invocation_engine(pg::connection& db);
+
 class invocation_store {
  public:
-  explicit invocation_store(sqlite::connection& db);
+  // Migrates the invocations table in `db` (either engine).
+  explicit invocation_store(database db);
 
   // Records a committed invocation: post_pending.
   void add(const invocation_row& row, std::int64_t now_ms);
@@ -33,21 +64,28 @@ class invocation_store {
   // already recorded is left as it is.
   void add_cleanup(std::string_view request_id, std::string_view endpoint, std::string_view url,
                    std::int64_t now_ms);
-  bool contains(std::string_view request_id);
+  // Whether a row of `request_id` is committed (or written by the caller's transaction).
+  bool contains(std::string_view request_id) { return impl_->contains(request_id); }
+  // Up to `limit` rows in state `s` due at `now_ms`, oldest first. Rows of the stored states only:
+  // post_pending, awaiting_follow_up, delete_pending.
   std::vector<invocation_row> due(invocation_state s, std::int64_t now_ms, int limit);
-  // Rows of the stored states only: post_pending, awaiting_follow_up, delete_pending.
   // Moves the row from `from` to `to` (attempts reset) only if it is in `from` now; false if it was
-  // not, so two publishers sharing the database never both complete the same step.
+  // not, so two publishers sharing the database never both complete the same step. On PostgreSQL
+  // under READ COMMITTED a concurrent move of the row is waited for and then re-checked.
   bool move_if_in(std::string_view request_id, invocation_state from, invocation_state to,
                   std::int64_t due_ms);
-  void retry_later(std::string_view request_id, std::int64_t due_ms, std::string_view error);
-  void remove(std::string_view request_id);
+  // Counts a failed send; the step is due again at `due_ms`.
+  void retry_later(std::string_view request_id, std::int64_t due_ms, std::string_view error) {
+    impl_->retry_later(request_id, due_ms, error);
+  }
+  // Drops a finished row.
+  void remove(std::string_view request_id) { impl_->remove(request_id); }
   // Rows not yet finished (any state).
-  std::int64_t pending();
+  std::int64_t pending() { return impl_->pending(); }
 
  private:
   void insert(const invocation_row& row, invocation_state s, std::int64_t now_ms);
-  sqlite::connection& db_;
+  std::unique_ptr<invocation_engine> impl_;
 };
 
 }  // namespace exactly::client

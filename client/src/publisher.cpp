@@ -1,7 +1,9 @@
 // Publishes committed steps: due POSTs (then their follow-ups) and DELETEs, and orphans' DELETEs.
 #include "publisher.hpp"
 
+#include "attempt_liveness.hpp"
 #include "http_answers.hpp"
+#include "read_transaction.hpp"
 
 #include <exactly/common/crash_point.hpp>
 
@@ -15,20 +17,26 @@ std::size_t recover_orphans(endpoint_core& core, std::int64_t now) {
   const auto entries = core.journal.older_than(core.name, now - core.opts.orphan_grace.count(), 64);
   if (entries.empty())
     return 0;
-  // Holding the write lock, no handler is between its PUT and its commit or rollback: an id not
-  // in the invocations table now belongs to an attempt that ended without committing.
+  // An id whose attempt has ended (on SQLite: holding the write lock, no handler is between its
+  // PUT and its commit or rollback; on PostgreSQL: the attempt's advisory lock is free) and that
+  // is not in the invocations table now belongs to an attempt that ended without committing.
+  // Entries of attempts still running stay in the journal.
   const bool cleanup = on_event(state::put_sent, lifecycle_event::attempt_abandoned).action ==
                        lifecycle_action::queue_cleanup_delete;
   std::size_t orphans = 0;
-  sqlite::transaction tx(core.db);
+  std::vector<journal_entry> ended;
+  database_transaction tx(core.db);
   for (const journal_entry& e : entries) {
+    if (!attempt_ended(core.db, e.request_id))
+      continue;
+    ended.push_back(e);
     if (cleanup && !core.invocations.contains(e.request_id)) {
       core.invocations.add_cleanup(e.request_id, core.name, e.url, now);
       ++orphans;
     }
   }
   tx.commit();
-  core.journal.forget(entries);
+  core.journal.forget(ended);
   return orphans;
 }
 
@@ -50,7 +58,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
   std::size_t done = recover_orphans(core, now);
   std::vector<due_step> due;
   {
-    sqlite::transaction read(core.db, sqlite::transaction::mode::deferred);
+    read_transaction read(core.db);
     for (const state s : {state::post_pending, state::delete_pending}) {
       for (invocation_row& row : core.invocations.due(s, now, limit)) {
         if (row.endpoint == core.name)
@@ -75,7 +83,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
     else if (steps.back().action == lifecycle_action::forget)
       crash_point("client.after_delete_before_done");
   }
-  sqlite::transaction tx(core.db);
+  database_transaction tx(core.db);
   for (std::size_t i = 0; i < due.size(); ++i) {
     const invocation_row& row = due[i].row;
     const state from = due[i].from;

@@ -6,7 +6,21 @@
 namespace exactly::client {
 
 runtime::runtime(std::string db_path, sqlite::options db_opts, setup_fn setup, runtime_options opts)
-    : db_path_(std::move(db_path)), db_opts_(db_opts), setup_(std::move(setup)), opts_(opts) {}
+    : setup_([db_path = std::move(db_path), db_opts,
+              setup = std::move(setup)](std::shared_ptr<void>& keep) {
+        auto db = std::make_shared<sqlite::connection>(db_path, db_opts);
+        keep = db;
+        return setup(*db);
+      }),
+      opts_(opts) {}
+
+runtime::runtime(pg::options db_opts, pg_setup_fn setup, runtime_options opts)
+    : setup_([db_opts = std::move(db_opts), setup = std::move(setup)](std::shared_ptr<void>& keep) {
+        auto db = std::make_shared<pg::connection>(db_opts);
+        keep = db;
+        return setup(*db);
+      }),
+      opts_(opts) {}
 
 runtime::~runtime() {
   stop();
@@ -47,11 +61,10 @@ void runtime::notify() {
 }
 
 void runtime::run_worker() {
-  std::unique_ptr<sqlite::connection> db;
+  std::shared_ptr<void> db;  // the worker's connection, outliving its endpoints
   std::vector<std::unique_ptr<endpoint>> endpoints;
   try {
-    db = std::make_unique<sqlite::connection>(db_path_, db_opts_);
-    endpoints = setup_(*db);
+    endpoints = setup_(db);
   } catch (...) {
     std::lock_guard lock(mutex_);
     if (!setup_error_)
@@ -76,7 +89,7 @@ void runtime::run_worker() {
     try {
       for (auto& ep : endpoints)
         done += ep->process_due(opts_.batch) + ep->publish_due(opts_.batch);
-    } catch (const sqlite::error&) {
+    } catch (const storage_error&) {
       done = 0;  // storage busy or failing: nothing committed; try again after a pause
     } catch (const std::exception& e) {
       // Nothing of the failed batch committed; the worker lives on and tries again.

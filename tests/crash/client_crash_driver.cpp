@@ -1,29 +1,52 @@
 // client-crash-driver: a billing endpoint that sends N orders through invoke_http to the echo
 // server and runs until everything is done. Restartable: it seeds its orders once, then picks up
-// where it was. Usage: client-crash-driver DB PORT N [in-handler]. "in-handler" makes each
-// handler wait for its PUT's answer (put_wait::in_handler).
+// where it was; several may run at once on one PostgreSQL database. Usage: client-crash-driver DB
+// PORT N [in-handler], where DB is a SQLite file or
+// "--postgres=CONNINFO" (the endpoint, its tables and journal in that PostgreSQL database).
+// "in-handler" makes each handler wait for its PUT's answer (put_wait::in_handler).
 // Exit 0 when quiet, 3 on timeout.
 
 #include <exactly/client/endpoint.hpp>
 
+#include <test_db.hpp>
+
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 int main(int argc, char** argv) {
   if (argc != 4 && !(argc == 5 && std::string(argv[4]) == "in-handler")) {
-    std::cerr << "usage: client-crash-driver DB PORT N [in-handler]\n";
+    std::cerr << "usage: client-crash-driver DB|--postgres=CONNINFO PORT N [in-handler]\n";
     return 2;
   }
+  using exactly::test::run_sql;
+  const std::string where = argv[1];
   const std::string port = argv[2];
   const int n = std::atoi(argv[3]);
-  exactly::sqlite::connection db(argv[1]);
-  db.exec(
+  const std::string pg_flag = "--postgres=";
+  std::unique_ptr<exactly::sqlite::connection> lite;
+  std::unique_ptr<exactly::pg::connection> pg;
+  if (where.rfind(pg_flag, 0) == 0)
+    pg = std::make_unique<exactly::pg::connection>(
+        exactly::pg::options{where.substr(pg_flag.size())});
+  else
+    lite = std::make_unique<exactly::sqlite::connection>(where);
+  const exactly::database db = lite ? exactly::database(*lite) : exactly::database(*pg);
+  const char* tables =
       "CREATE TABLE IF NOT EXISTS seeded (one INTEGER PRIMARY KEY);"
       "CREATE TABLE IF NOT EXISTS bills (order_id TEXT PRIMARY KEY);"
       "CREATE TABLE IF NOT EXISTS results (order_id TEXT PRIMARY KEY, status INTEGER,"
-      " n INTEGER NOT NULL)");
+      " n INTEGER NOT NULL)";
+  if (pg) {  // processes starting at once on one PostgreSQL database create them one at a time
+    exactly::pg::transaction tx(*pg);
+    pg->query("SELECT pg_advisory_xact_lock(4242)");
+    pg->exec(tables);
+    tx.commit();
+  } else {
+    lite->exec(tables);
+  }
   exactly::client::endpoint ep(
       "billing", db,
       {.max_attempts = 100,
@@ -37,27 +60,32 @@ int main(int argc, char** argv) {
   const std::string url = "http://127.0.0.1:" + port + "/vectors/echo/{id}";
   ep.on("bill", [&url](exactly::client::handler_context& ctx) {
     const std::string order = ctx.incoming().body.at("order");
-    ctx.db().prepare("INSERT INTO bills VALUES (?)").bind(1, order).run();
+    run_sql(ctx.database(), "INSERT INTO bills VALUES (?)", order);
     ctx.invoke_http(url, R"({"status":200,"reply":")" + order + "\"}", "application/json",
                     {.type = "bill_result", .body = {{"order", order}}});
   });
   ep.on("bill_result", [](exactly::client::handler_context& ctx) {
-    ctx.db()
-        .prepare(
-            "INSERT INTO results VALUES (?, ?, 1) ON CONFLICT(order_id) DO UPDATE SET n = n + 1")
-        .bind_all(ctx.incoming().body.at("order").get<std::string>(), ctx.response()->status)
-        .run();
+    run_sql(ctx.database(),
+            "INSERT INTO results VALUES (?, ?, 1)"
+            " ON CONFLICT(order_id) DO UPDATE SET n = results.n + 1",
+            ctx.incoming().body.at("order").get<std::string>(),
+            static_cast<int>(ctx.response()->status));
   });
   {
-    exactly::sqlite::transaction tx(db);
-    if (!db.query_int64("SELECT one FROM seeded")) {
+    exactly::database_transaction tx(db);
+    // Seeded once: a process seeding while another has already consumed some orders would queue
+    // them again (an id is deduplicated only while queued).
+    if (pg)
+      pg->query("SELECT pg_advisory_xact_lock(4242)");
+    if (exactly::test::query_int(db, "SELECT one FROM seeded") < 0) {
       for (int i = 0; i < n; ++i) {
         exactly::client::send_in_transaction(db, "billing",
                                              {.id = "order-" + std::to_string(i),
                                               .type = "bill",
                                               .body = {{"order", "o-" + std::to_string(i)}}});
       }
-      db.exec("INSERT INTO seeded VALUES (1)");
+      // Processes seeding at once: the second waits for the first's row, then inserts nothing.
+      exactly::test::exec_sql(db, "INSERT INTO seeded VALUES (1) ON CONFLICT DO NOTHING");
     }
     tx.commit();
   }

@@ -1,14 +1,16 @@
 #pragma once
-// A named endpoint: a durable input queue in SQLite and handlers by message type. Each message is
-// handled in ONE transaction with everything its handler does (state changes, sent messages) and
-// its removal from the queue, or not at all. Failing handlers are retried with capped exponential
-// backoff and jitter, then moved to the error queue. Handlers may invoke_http: the protocol's
-// PUT, POST, GET and DELETE are carried out here step by step. Not thread-safe: one thread drives
-// an endpoint (several endpoints, even in several processes, may share a database file).
+// A named endpoint: a durable input queue in SQLite or PostgreSQL and handlers by message type.
+// Each message is handled in ONE transaction with everything its handler does (state changes, sent
+// messages) and its removal from the queue, or not at all. Failing handlers are retried with capped
+// exponential backoff and jitter, then moved to the error queue. Handlers may invoke_http: the
+// protocol's PUT, POST, GET and DELETE are carried out here step by step. Not thread-safe: one
+// thread drives an endpoint (several endpoints, even in several processes, may share a database).
 
 #include <exactly/client/http_transport.hpp>
 #include <exactly/client/message.hpp>
 #include <exactly/common/clock.hpp>
+#include <exactly/common/database.hpp>
+#include <exactly/common/postgres.hpp>
 #include <exactly/common/sqlite.hpp>
 
 #include <chrono>
@@ -39,8 +41,9 @@ struct endpoint_options {
   std::chrono::milliseconds retry_cap{30000};
   clock_fn clock = system_now_ms;
   std::shared_ptr<http_transport> transport{};  // required for invoke_http
-  // Where ids PUT by uncommitted attempts are journaled; "" = "<db path>.attempts" (":memory:"
-  // for an in-memory database).
+  // Where ids PUT by uncommitted attempts are journaled. SQLite: a file path; "" =
+  // "<db path>.attempts" (":memory:" for an in-memory database). PostgreSQL: a conninfo; "" = the
+  // endpoint's own database, through a second connection.
   std::string attempt_journal{};
   // A journaled id this old whose handler never committed is DELETEd by publish_due().
   std::chrono::milliseconds orphan_grace{5000};
@@ -60,8 +63,14 @@ class handler_context {
  public:
   explicit handler_context(detail::handler_scope& scope) : scope_(scope) {}
 
-  // The database the queue lives in: the user's state changes commit with the handler.
+  // The SQLite database the queue lives in: the user's state changes commit with the handler.
+  // Throws std::logic_error when the endpoint is on PostgreSQL (use pg()).
   sqlite::connection& db();
+  // The PostgreSQL connection the queue lives on, inside the handler's transaction (a savepoint):
+  // the user's state changes commit with the handler. Throws std::logic_error on SQLite.
+  pg::connection& pg();
+  // The endpoint's database, either engine.
+  exactly::database database();
   const message& incoming() const;
   std::string_view endpoint_name() const;
   // Queues `m` for endpoint `to` in this database, committed only if the handler commits.
@@ -84,8 +93,9 @@ using handler = std::function<void(handler_context&)>;
 
 class endpoint {
  public:
-  // Migrates the client schema in `db`, which must outlive the endpoint.
-  endpoint(std::string name, sqlite::connection& db, endpoint_options opts = {});
+  // Migrates the client schema in `db` (a sqlite::connection& or a pg::connection&), which must
+  // outlive the endpoint.
+  endpoint(std::string name, database db, endpoint_options opts = {});
   ~endpoint();
   endpoint(endpoint&&) noexcept;
   endpoint& operator=(endpoint&&) = delete;
@@ -104,7 +114,7 @@ class endpoint {
   void send(std::string_view to, message m);
   // Handles up to `limit` due messages, each in its own transaction. Returns how many left the
   // queue (handled, or moved to the error queue). A follow-up message first GETs its stored
-  // response. Storage failures throw sqlite::error.
+  // response. Storage failures throw the engine's error (an exactly::storage_error).
   std::size_t process_due(int limit = 64);
   // Sends due POSTs (then queues their follow-ups) and due DELETEs, after queuing the DELETE of
   // journaled ids whose attempt died uncommitted. Returns how many finished.
@@ -128,9 +138,9 @@ class endpoint {
   std::unique_ptr<impl> impl_;
 };
 
-// Queues `m` for endpoint `to` in the caller's open transaction on `db`, for code outside handlers
-// that changes its own state together with sending (creates the client tables if needed). An
-// empty m.id gets a fresh UUIDv7; a message id already queued there is ignored.
-void send_in_transaction(sqlite::connection& db, std::string_view to, message m);
+// Queues `m` for endpoint `to` in the caller's open transaction on `db` (either engine), for code
+// outside handlers that changes its own state together with sending (creates the client tables
+// if needed). An empty m.id gets a fresh UUIDv7; a message id already queued there is ignored.
+void send_in_transaction(database db, std::string_view to, message m);
 
 }  // namespace exactly::client

@@ -1,11 +1,13 @@
 #pragma once
-// Runs endpoints continuously with N worker threads, each with its own SQLite connection to the
-// same database, until stop(). Workers share the queues safely: a message is handled by the first
-// worker whose transaction finds it, and every protocol step moves by a conditional transition.
-// A worker whose turn throws (storage or anything else) logs it, pauses and goes on: what the turn
-// did not commit is done again.
+// Runs endpoints continuously with N worker threads, each with its own connection to the same
+// database (SQLite or PostgreSQL), until stop(). Workers share the queues safely: a message is
+// handled by the first worker whose transaction finds it, and every protocol step moves by a
+// conditional transition. A worker whose turn throws (storage or anything else) logs it, pauses and
+// goes on: what the turn did not commit is done again.
 
 #include <exactly/client/endpoint.hpp>
+#include <exactly/common/postgres.hpp>
+#include <exactly/common/sqlite.hpp>
 
 #include <chrono>
 #include <condition_variable>
@@ -29,8 +31,13 @@ class runtime {
  public:
   // Builds one worker's endpoints on that worker's connection; called once per worker thread.
   using setup_fn = std::function<std::vector<std::unique_ptr<endpoint>>(sqlite::connection&)>;
+  using pg_setup_fn = std::function<std::vector<std::unique_ptr<endpoint>>(pg::connection&)>;
 
+  // Workers on the SQLite database at `db_path`, each opening it with `db_opts`.
   runtime(std::string db_path, sqlite::options db_opts, setup_fn setup, runtime_options opts = {});
+  // Workers on PostgreSQL, each with a connection of its own made with `db_opts`. Workers (and
+  // processes) sharing a queue take each message with FOR UPDATE SKIP LOCKED.
+  runtime(pg::options db_opts, pg_setup_fn setup, runtime_options opts = {});
   ~runtime();  // stop()
   runtime(const runtime&) = delete;
   runtime& operator=(const runtime&) = delete;
@@ -46,9 +53,11 @@ class runtime {
  private:
   void run_worker();
 
-  std::string db_path_;
-  sqlite::options db_opts_;
-  setup_fn setup_;
+  // Opens a worker's connection, kept alive by `keep`, and builds its endpoints on it.
+  using worker_setup =
+      std::function<std::vector<std::unique_ptr<endpoint>>(std::shared_ptr<void>&)>;
+
+  worker_setup setup_;
   runtime_options opts_;
   std::vector<std::thread> threads_;
   std::mutex mutex_;

@@ -1,0 +1,92 @@
+// The committed invocations of invoke_http (exactly_invocations), in PostgreSQL.
+#include "invocation_store.hpp"
+#include "pg_schema.hpp"
+
+#include <exactly/common/postgres.hpp>
+
+namespace exactly::client {
+namespace {
+
+constexpr sqlite::migration schema[] = {
+    {1,
+     "CREATE TABLE exactly_invocations ("
+     " request_id TEXT PRIMARY KEY,"
+     " endpoint TEXT NOT NULL,"
+     " url TEXT NOT NULL,"
+     " follow_up TEXT NOT NULL,"
+     " state BIGINT NOT NULL,"
+     " attempts BIGINT NOT NULL DEFAULT 0,"
+     " due_ms BIGINT NOT NULL,"
+     " last_error TEXT,"
+     " created_ms BIGINT NOT NULL);"
+     "CREATE INDEX exactly_invocations_due ON exactly_invocations(state, due_ms);"},
+};
+
+class pg_invocation_engine final : public invocation_engine {
+ public:
+  explicit pg_invocation_engine(pg::connection& db) : db_(db) {
+    pg_migrate(db_, "exactly.client.invocations", schema);
+  }
+
+  void insert(const stored_invocation& row, int state, std::int64_t now_ms) override {
+    db_.execute(
+        "INSERT INTO exactly_invocations(request_id, endpoint, url, follow_up, state, due_ms,"
+        " created_ms) VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+        row.request_id, row.endpoint, row.url, row.follow_up, state, now_ms, now_ms);
+  }
+
+  bool contains(std::string_view request_id) override {
+    return db_.query_int64("SELECT 1 FROM exactly_invocations WHERE request_id = $1", request_id)
+        .has_value();
+  }
+
+  std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) override {
+    // request_id breaks ties so publishers sharing the table move rows in one order.
+    const pg::result r = db_.query(
+        "SELECT request_id, endpoint, url, follow_up, attempts FROM exactly_invocations"
+        " WHERE state = $1 AND due_ms <= $2 ORDER BY due_ms, request_id LIMIT $3",
+        state, now_ms, limit);
+    std::vector<stored_invocation> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      out.push_back({r.text(i, 0), r.text(i, 1), r.text(i, 2), r.text(i, 3),
+                     static_cast<int>(r.int64(i, 4))});
+    }
+    return out;
+  }
+
+  bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) override {
+    // Under READ COMMITTED an UPDATE that meets a row another transaction changed waits for it,
+    // then re-checks the WHERE clause against the committed row: one mover wins.
+    return db_.execute(
+               "UPDATE exactly_invocations SET state = $1, due_ms = $2, attempts = 0"
+               " WHERE request_id = $3 AND state = $4",
+               to, due_ms, request_id, from) == 1;
+  }
+
+  void retry_later(std::string_view request_id, std::int64_t due_ms,
+                   std::string_view error) override {
+    db_.execute(
+        "UPDATE exactly_invocations SET attempts = attempts + 1, due_ms = $1, last_error = $2"
+        " WHERE request_id = $3",
+        due_ms, error, request_id);
+  }
+
+  void remove(std::string_view request_id) override {
+    db_.execute("DELETE FROM exactly_invocations WHERE request_id = $1", request_id);
+  }
+
+  std::int64_t pending() override {
+    return *db_.query_int64("SELECT count(*) FROM exactly_invocations");
+  }
+
+ private:
+  pg::connection& db_;
+};
+
+}  // namespace
+
+std::unique_ptr<invocation_engine> make_pg_invocation_engine(pg::connection& db) {
+  return std::make_unique<pg_invocation_engine>(db);
+}
+
+}  // namespace exactly::client

@@ -1,0 +1,224 @@
+// invoke_http with the client on PostgreSQL against a real connector (the echo server, on
+// SQLite): one execution and one follow-up per invocation, by one endpoint and by runtime
+// workers; the journal outside the handler's transaction; orphans and running attempts.
+#include "client_test_db.hpp"
+
+#include <echo_server.hpp>
+#include <http_client.hpp>
+#include <requests.hpp>
+
+#include "client/src/attempt_journal.hpp"
+
+#include <exactly/client/endpoint.hpp>
+#include <exactly/client/runtime.hpp>
+#include <exactly/common/request_id.hpp>
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+namespace exactly::test {
+namespace {
+
+class postgres_invoke_http : public ::testing::Test {
+ protected:
+  postgres_invoke_http() {
+    cfg_.max_staged_per_principal = 10000;
+    exec_sql(db(),
+             "CREATE TABLE bills (order_id TEXT PRIMARY KEY);"
+             "CREATE TABLE results (order_id TEXT PRIMARY KEY, status BIGINT, n BIGINT)");
+  }
+  database db() { return tdb_->db(); }
+  std::int64_t q(const char* sql) { return query_int(db(), sql); }
+
+  std::shared_ptr<client::http_transport> transport_to(std::uint16_t port) {
+    return client::make_beast_transport(
+        {.keys = {{"127.0.0.1:" + std::to_string(port), "alice-key"}}});
+  }
+  std::string url_of(std::uint16_t port) {
+    return "http://127.0.0.1:" + std::to_string(port) + "/vectors/echo/{id}";
+  }
+
+  // A billing endpoint on `on`: "bill" inserts a bill and invokes the echo route, "bill_result"
+  // records the stored response's status (n counts follow-up commits per order).
+  std::unique_ptr<client::endpoint> billing(database on, std::uint16_t port,
+                                            client::endpoint_options o = {}) {
+    o.retry_base = std::chrono::milliseconds(5);
+    o.retry_cap = std::chrono::milliseconds(50);
+    o.transport = transport_to(port);
+    auto ep = std::make_unique<client::endpoint>("billing", on, o);
+    ep->on("bill", [url = url_of(port)](client::handler_context& ctx) {
+      const std::string order = ctx.incoming().body.at("order");
+      ctx.pg().query("INSERT INTO bills VALUES ($1)", order);
+      ctx.invoke_http(url, R"({"status":200})", "application/json",
+                      {.type = "bill_result", .body = {{"order", order}}});
+    });
+    ep->on("bill_result", [](client::handler_context& ctx) {
+      ctx.pg().query(
+          "INSERT INTO results VALUES ($1, $2, 1)"
+          " ON CONFLICT(order_id) DO UPDATE SET n = results.n + 1",
+          ctx.incoming().body.at("order").get<std::string>(),
+          static_cast<int>(ctx.response()->status));
+    });
+    return ep;
+  }
+
+  void queue_bills(int n) {
+    client::endpoint seeder("billing", db(), {});
+    database_transaction tx(db());
+    for (int i = 0; i < n; ++i) {
+      client::send_in_transaction(
+          db(), "billing",
+          {.id = std::to_string(i), .type = "bill", .body = {{"order", "o-" + std::to_string(i)}}});
+    }
+    tx.commit();
+  }
+
+  // Drives `ep` until nothing is queued or pending, up to 20 s.
+  void quiesce(client::endpoint& ep) {
+    for (int i = 0; i < 2000; ++i) {
+      ep.run_until_idle();
+      if (ep.queued() == 0 && ep.pending_invocations() == 0)
+        return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    FAIL() << "did not quiesce";
+  }
+
+  void expect_each_once(echo_server& server, int n) {
+    EXPECT_EQ(server.executions_total(), n);
+    EXPECT_EQ(q("SELECT count(*) FROM bills"), n);
+    EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), n);
+    EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+    EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+    EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 0);
+    EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
+    EXPECT_EQ(server.rows().staged, 0);
+    EXPECT_EQ(server.rows().executed, 0);
+  }
+
+  echo_server_config cfg_;
+  std::unique_ptr<test_db> tdb_ = open_pg_db();
+};
+
+TEST_F(postgres_invoke_http, each_invocation_executes_once_and_each_follow_up_commits_once) {
+  echo_server server(cfg_);
+  auto ep = billing(db(), server.port());
+  queue_bills(5);
+  quiesce(*ep);
+  expect_each_once(server, 5);
+  EXPECT_EQ(server.rows().tombstone, 5);
+}
+
+TEST_F(postgres_invoke_http, concurrent_runtime_workers_still_execute_once_and_follow_up_once) {
+  echo_server server(cfg_);
+  constexpr int n = 60;
+  queue_bills(n);
+  const std::uint16_t port = server.port();
+  auto rt = tdb_->make_runtime(
+      [this, port](database c) {
+        endpoints eps;
+        eps.push_back(billing(c, port));
+        return eps;
+      },
+      {.workers = 4, .idle_poll = std::chrono::milliseconds(5), .batch = 8});
+  rt->start();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((q("SELECT count(*) FROM results") < n ||
+          q("SELECT count(*) FROM exactly_invocations") > 0) &&
+         std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  rt->stop();
+  expect_each_once(server, n);
+}
+
+// The journal entry is committed by a connection of its own: visible to others while the
+// handler's transaction is open, and still there after that transaction rolled back, until its
+// cleanup DELETE is committed.
+TEST_F(postgres_invoke_http, the_journal_outlives_the_handlers_rollback_and_the_id_is_deleted) {
+  echo_server server(cfg_);
+  auto ep = billing(db(), server.port(), {.max_attempts = 1});
+  auto observer = tdb_->another();
+  std::int64_t journaled_in_handler = -1;
+  std::string id;
+  ep->on("bill", [&, url = url_of(server.port())](client::handler_context& ctx) {
+    id = ctx.invoke_http(url, R"({"status":200})", "application/json", {.type = "bill_result"});
+    journaled_in_handler =
+        query_int(observer->db(), "SELECT count(*) FROM exactly_attempts WHERE request_id = ?", id);
+    throw std::runtime_error("the handler fails after its PUT");
+  });
+  queue_bills(1);
+  EXPECT_EQ(ep->process_due(), 1u);  // max_attempts = 1: to the error queue
+  EXPECT_EQ(journaled_in_handler, 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations WHERE state = 3"), 1);  // its DELETE
+  quiesce(*ep);
+  EXPECT_EQ(server.executions_total(), 0);
+  EXPECT_EQ(server.rows().staged, 0);
+  EXPECT_EQ(server.rows().tombstone, 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_attempts"), 0);
+}
+
+// On PostgreSQL nothing like SQLite's write lock stops the orphan recovery of another worker
+// while a handler is between its PUT and its commit: the attempt's advisory lock does. A
+// recovery with no grace at all leaves the running attempt's id alone, and its POST executes.
+TEST_F(postgres_invoke_http, the_orphan_recovery_never_takes_an_attempt_still_running) {
+  echo_server server(cfg_);
+  auto ep = billing(db(), server.port());
+  auto other_db = tdb_->another();
+  auto recoverer =
+      billing(other_db->db(), server.port(), {.orphan_grace = std::chrono::milliseconds(0)});
+  std::promise<void> put_done;
+  std::promise<void> go_on;
+  auto go_on_future = go_on.get_future().share();
+  ep->on("bill", [&, url = url_of(server.port())](client::handler_context& ctx) {
+    ctx.invoke_http(url, R"({"status":200})", "application/json",
+                    {.type = "bill_result", .body = {{"order", "o-0"}}});
+    put_done.set_value();
+    go_on_future.wait();
+  });
+  queue_bills(1);
+  auto handled = std::async(std::launch::async, [&] { return ep->process_due(); });
+  put_done.get_future().wait();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  // Finds the journal entry; its attempt is still running. (Taking it would also make the
+  // recovery wait for the attempt's uncommitted invocation row.)
+  auto recovered = std::async(std::launch::async, [&] { return recoverer->publish_due(); });
+  EXPECT_EQ(recovered.wait_for(std::chrono::seconds(2)), std::future_status::ready)
+      << "the recovery waited for the running attempt";
+  auto observer = tdb_->another();  // the recoverer's connection may still be busy
+  EXPECT_EQ(query_int(observer->db(), "SELECT count(*) FROM exactly_invocations"), 0)
+      << "the running attempt's id was handed to a DELETE";
+  go_on.set_value();
+  EXPECT_EQ(recovered.get(), 0u);
+  EXPECT_EQ(handled.get(), 1u);
+  quiesce(*ep);
+  recoverer->run_until_idle();  // the entry, its attempt committed now, is dropped
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), 1);
+  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_attempts"), 0);
+}
+
+// What a process killed between its PUT and its commit leaves: a staged id, journaled. The
+// publisher DELETEs it; a journal entry of a committed invoke is only dropped.
+TEST_F(postgres_invoke_http, a_put_whose_process_died_before_commit_is_deleted_from_the_journal) {
+  echo_server server(cfg_);
+  auto ep = billing(db(), server.port());
+  const std::string orphan = request_id::mint().to_string();
+  http_client c(server.port());
+  ASSERT_EQ(c.request("PUT", path_of(orphan), R"({"status":200})", alice).status, 201u);
+  client::attempt_journal journal(client::same_database(db().as_postgres()));
+  journal.record("billing",
+                 {orphan, "http://127.0.0.1:" + std::to_string(server.port()) + path_of(orphan)},
+                 system_now_ms() - 60'000);
+  queue_bills(1);
+  quiesce(*ep);
+  EXPECT_EQ(server.executions_total(), 1);  // the committed invoke ran, the orphan never did
+  EXPECT_EQ(server.rows().staged, 0);
+  EXPECT_EQ(server.rows().tombstone, 2);
+  EXPECT_TRUE(journal.older_than("billing", system_now_ms(), 10).empty());
+}
+
+}  // namespace
+}  // namespace exactly::test
