@@ -118,6 +118,10 @@ connection::connection(options opts)
     conn_ = nullptr;
     throw error(connection_lost, "cannot connect to PostgreSQL: " + why);
   }
+  // Notices and the server's goodbye on shutdown ("terminating connection") are not errors of
+  // ours; a lost connection surfaces as an error at the next statement.
+  PQsetNoticeProcessor(
+      conn_, [](void*, const char*) {}, nullptr);
   configure();
 }
 

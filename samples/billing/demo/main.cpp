@@ -1,14 +1,19 @@
 // billing-demo: runs the billing sample end to end as separate processes (payment-service, the
 // fault proxy, orders-billing), submits orders, SIGKILLs and restarts the services at random
-// moments, waits until everything is quiet, then prints a reconciliation. Exit status 0 when it
-// is clean, 1 on any violation, 2 on a usage or start-up error.
+// moments, waits until everything is quiet, then prints a reconciliation. On PostgreSQL, several
+// payment-service instances (behind the proxy) and several orders-billing processes share one
+// database, and PostgreSQL itself is crashed and restarted once. Exit status 0 when it is clean,
+// 1 on any violation, 2 on a usage or start-up error.
 
 #include "reconcile.hpp"
 #include "service.hpp"
 
 #include <fault_flags.hpp>
 #include <orders_app.hpp>
+#include <pg_cluster_tool.hpp>
 
+#include <exactly/common/database.hpp>
+#include <exactly/common/postgres.hpp>
 #include <exactly/common/sqlite.hpp>
 
 #include <CLI/CLI.hpp>
@@ -47,6 +52,33 @@ struct options {
   int timeout_seconds = 600;
   std::string work_dir, bin_dir;
   bool keep = false;
+  std::string engine = "sqlite";
+  std::string postgres;  // a server of the user's; "" = a throwaway cluster started here
+  int payment_instances = 1, billing_processes = 1;
+};
+
+// Where the two sides keep their state: two SQLite files, or two schemas of one PostgreSQL
+// database (the one the services share).
+struct stores {
+  std::string orders_db, payment_db;                    // SQLite
+  std::string conninfo, orders_schema, payment_schema;  // PostgreSQL
+  bool postgres() const { return !conninfo.empty(); }
+  std::string in_schema(const std::string& schema) const {
+    return conninfo + " options='-c search_path=" + schema + "'";
+  }
+  // A service's command-line arguments naming its side's store.
+  std::vector<std::string> args(bool orders) const {
+    if (postgres())
+      return {"--postgres", in_schema(orders ? orders_schema : payment_schema)};
+    return {"--db", orders ? orders_db : payment_db};
+  }
+  exactly::samples::demo::reconciliation reconcile(std::int64_t opening, int orders) const {
+    if (postgres()) {
+      return exactly::samples::demo::reconcile_postgres(conninfo, orders_schema, payment_schema,
+                                                        opening, orders);
+    }
+    return exactly::samples::demo::reconcile(orders_db, payment_db, opening, orders);
+  }
 };
 
 // A service with kills planned at fractions of the run's progress.
@@ -78,6 +110,22 @@ void restart(service& s) {
   }
 }
 
+// The demo's schemas on PostgreSQL, created empty (dropped first if a run left them behind).
+void fresh_schemas(const stores& st) {
+  exactly::pg::connection admin({st.conninfo});
+  for (const std::string& schema : {st.orders_schema, st.payment_schema})
+    admin.exec("DROP SCHEMA IF EXISTS " + schema + " CASCADE; CREATE SCHEMA " + schema);
+}
+
+// Orders finished so far (-1 while the database cannot be read, e.g. PostgreSQL restarting).
+std::int64_t finished_orders(const exactly::database& db) {
+  try {
+    return db.query_int64("SELECT count(*) FROM orders WHERE status != 'submitted'").value_or(0);
+  } catch (const exactly::storage_error&) {
+    return -1;
+  }
+}
+
 int run(const options& o) {
   const std::uint64_t seed = o.seed != 0 ? o.seed : std::random_device{}();
   std::mt19937_64 rng(seed);
@@ -86,14 +134,32 @@ int run(const options& o) {
                            : fs::path(o.work_dir);
   fs::remove_all(dir);
   fs::create_directories(dir);
-  const std::string payment_db = (dir / "payment.db").string();
-  const std::string orders_db = (dir / "orders.db").string();
+  const bool on_postgres = o.engine == "postgres";
+  std::optional<exactly::tools::pg_cluster> cluster;  // ours, crashed and restarted once
+  stores st;
+  if (on_postgres) {
+    if (o.postgres.empty())
+      cluster.emplace();
+    st.conninfo = o.postgres.empty() ? cluster->conninfo() : o.postgres;
+    st.orders_schema = "billing_demo_orders";
+    st.payment_schema = "billing_demo_payment";
+    fresh_schemas(st);
+  } else {
+    st.orders_db = (dir / "orders.db").string();
+    st.payment_db = (dir / "payment.db").string();
+  }
   const std::string key = "billing-demo-key";
 
   std::cout << "billing demo: " << o.orders << " orders for " << o.customers
             << " customers, opening balance " << o.opening_balance << " cents, amounts 1.."
             << o.max_amount << " cents, " << o.workers << " workers, seed " << seed << "\n"
-            << "faults: ";
+            << "engine: " << o.engine;
+  if (on_postgres) {
+    std::cout << " (" << (cluster ? "a throwaway cluster, crashed and restarted once" : o.postgres)
+              << "), " << o.payment_instances << " payment-service instance(s), "
+              << o.billing_processes << " orders-billing process(es)";
+  }
+  std::cout << "\nfaults: ";
   if (o.no_faults)
     std::cout << "none";
   else
@@ -101,43 +167,55 @@ int run(const options& o) {
               << o.faults.drop_response << ", reset " << o.faults.reset << ", delay "
               << o.faults.delay << " (" << o.faults.delay_ms << " ms), duplicate "
               << o.faults.duplicate;
-  std::cout << "; kills: " << o.kills << " per service\nwork dir: " << dir.string() << "\n\n"
+  std::cout << "; kills: " << o.kills << " per process\nwork dir: " << dir.string() << "\n\n"
             << std::flush;
 
+  // The payment-service instances, each pinned to the port it got at its first start.
   const std::string payment_bin = binary(o, "payment-service", EXACTLY_PAYMENT_SERVICE);
-  std::vector<std::string> payment_args = {payment_bin,
-                                           "--listen",
-                                           "127.0.0.1:0",
-                                           "--db",
-                                           payment_db,
-                                           "--initial-balance-cents",
-                                           std::to_string(o.opening_balance),
-                                           "--api-key",
-                                           key};
-  service payment("payment-service", payment_args, dir);
-  const std::uint16_t payment_port = port_of(payment.start());
-  payment_args[2] = "127.0.0.1:" + std::to_string(payment_port);  // restarts keep the port
-  payment.set_argv(payment_args);
+  std::vector<std::unique_ptr<service>> payments;
+  std::vector<std::uint16_t> payment_ports;
+  for (int i = 0; i < o.payment_instances; ++i) {
+    std::vector<std::string> args = {payment_bin, "--listen", "127.0.0.1:0"};
+    for (std::string& a : st.args(false))
+      args.push_back(std::move(a));
+    args.insert(args.end(), {"--initial-balance-cents", std::to_string(o.opening_balance)});
+    args.insert(args.end(), {"--api-key", key});
+    const std::string name =
+        o.payment_instances == 1 ? "payment-service" : "payment-service-" + std::to_string(i + 1);
+    payments.push_back(std::make_unique<service>(name, args, dir));
+    payment_ports.push_back(port_of(payments.back()->start()));
+    args[2] = "127.0.0.1:" + std::to_string(payment_ports.back());  // restarts keep the port
+    payments.back()->set_argv(args);
+  }
 
   std::optional<service> proxy;
-  std::uint16_t target_port = payment_port;
+  std::vector<std::uint16_t> target_ports = payment_ports;
   if (!o.no_faults) {
-    std::vector<std::string> args = {binary(o, "fault-proxy", EXACTLY_FAULT_PROXY), "--upstream",
-                                     "127.0.0.1:" + std::to_string(payment_port), "--seed",
+    std::vector<std::string> args = {binary(o, "fault-proxy", EXACTLY_FAULT_PROXY), "--seed",
                                      std::to_string(seed)};
+    for (std::uint16_t port : payment_ports)
+      args.insert(args.end(), {"--upstream", "127.0.0.1:" + std::to_string(port)});
     for (std::string& a : tools::fault_flag_args(o.faults))
       args.push_back(std::move(a));
     proxy.emplace("fault-proxy", args, dir);
-    target_port = port_of(proxy->start());
+    target_ports = {port_of(proxy->start())};
   }
-  service orders("orders-billing",
-                 {binary(o, "orders-billing", EXACTLY_ORDERS_BILLING), "--db", orders_db,
-                  "--payment-url", "http://127.0.0.1:" + std::to_string(target_port), "--api-key",
-                  key, "--workers", std::to_string(o.workers)},
-                 dir);
-  orders.start();
+  std::vector<std::unique_ptr<service>> billings;
+  for (int i = 0; i < o.billing_processes; ++i) {
+    std::vector<std::string> args = {binary(o, "orders-billing", EXACTLY_ORDERS_BILLING)};
+    for (std::string& a : st.args(true))
+      args.push_back(std::move(a));
+    args.insert(args.end(),
+                {"--payment-url",
+                 "http://127.0.0.1:" + std::to_string(target_ports[i % target_ports.size()]),
+                 "--api-key", key, "--workers", std::to_string(o.workers)});
+    const std::string name =
+        o.billing_processes == 1 ? "orders-billing" : "orders-billing-" + std::to_string(i + 1);
+    billings.push_back(std::make_unique<service>(name, args, dir));
+    billings.back()->start();
+  }
 
-  // The orders, and when each service will be killed (as fractions of orders finished).
+  // The orders, and when each process will be killed (as fractions of orders finished).
   std::vector<exactly::samples::orders::order> batch;
   std::uniform_int_distribution<int> customer(1, o.customers);
   std::uniform_int_distribution<std::int64_t> amount(1, o.max_amount);
@@ -148,24 +226,44 @@ int run(const options& o) {
     batch.push_back({id, who, amount(rng)});
   }
   std::uniform_real_distribution<double> moment(0.05, 0.85);
-  std::vector<killable> plan = {{&payment, {}}, {&orders, {}}};
+  std::vector<killable> plan;
+  for (auto& p : payments)
+    plan.push_back({p.get(), {}});
+  for (auto& b : billings)
+    plan.push_back({b.get(), {}});
   for (killable& k : plan) {
     for (int i = 0; i < o.kills; ++i)
       k.at.push_back(moment(rng));
     std::sort(k.at.begin(), k.at.end());
   }
+  bool postgres_restarted = false;
 
-  exactly::sqlite::connection watch(orders_db);
+  std::unique_ptr<exactly::sqlite::connection> watch_sqlite;
+  std::unique_ptr<exactly::pg::connection> watch_pg;
+  if (on_postgres)
+    watch_pg = std::make_unique<exactly::pg::connection>(
+        exactly::pg::options{st.in_schema(st.orders_schema)});
+  else
+    watch_sqlite = std::make_unique<exactly::sqlite::connection>(st.orders_db);
+  const exactly::database watch =
+      on_postgres ? exactly::database(*watch_pg) : exactly::database(*watch_sqlite);
   const auto started = std::chrono::steady_clock::now();
   const auto deadline = started + std::chrono::seconds(o.timeout_seconds);
+  if (on_postgres) {  // the tables of the orders-billing processes, before the first submission
+    while (watch.query_int64("SELECT count(*) FROM pg_tables WHERE schemaname = ? AND tablename"
+                             " IN ('orders', 'exactly_queue')",
+                             st.orders_schema)
+                   .value_or(0) != 2 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(20ms);
+  }
   exactly::samples::orders::submit(watch, batch);
   std::uniform_int_distribution<int> pause_ms(0, 300);
   std::int64_t finished = 0;
   double last_report = 0;
   while (finished < o.orders && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(20ms);
-    finished =
-        watch.query_int64("SELECT count(*) FROM orders WHERE status != 'submitted'").value_or(0);
+    finished = std::max(finished, finished_orders(watch));
     const double progress = static_cast<double>(finished) / o.orders;
     for (killable& k : plan) {
       if (k.done < static_cast<int>(k.at.size()) && k.at[k.done] <= progress) {
@@ -178,6 +276,15 @@ int run(const options& o) {
                   << std::flush;
       }
     }
+    if (cluster && !postgres_restarted && progress >= 0.5) {
+      cluster->stop(true);  // a crash: no shutdown checkpoint
+      std::this_thread::sleep_for(std::chrono::milliseconds(500 + pause_ms(rng)));
+      cluster->start();
+      postgres_restarted = true;
+      std::cout << "  crashed and restarted PostgreSQL at " << finished << "/" << o.orders
+                << " orders\n"
+                << std::flush;
+    }
     if (progress - last_report >= 0.25) {
       last_report = progress;
       std::cout << "  " << finished << "/" << o.orders << " orders finished\n" << std::flush;
@@ -186,15 +293,21 @@ int run(const options& o) {
   // Quiet: every order finished and nothing left in flight on either side.
   exactly::samples::demo::reconciliation r;
   for (;;) {
-    r = exactly::samples::demo::reconcile(orders_db, payment_db, o.opening_balance, o.orders);
-    if (exactly::samples::demo::quiet(r) || std::chrono::steady_clock::now() > deadline)
+    try {
+      r = st.reconcile(o.opening_balance, o.orders);
+      if (exactly::samples::demo::quiet(r))
+        break;
+    } catch (const exactly::storage_error&) {  // PostgreSQL still coming back
+    }
+    if (std::chrono::steady_clock::now() > deadline)
       break;
     std::this_thread::sleep_for(100ms);
   }
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  orders.stop();
+  for (auto& b : billings)
+    b->stop();
   std::string fault_counts;
   if (proxy) {
     proxy->stop();
@@ -204,19 +317,27 @@ int run(const options& o) {
     if (!fault_counts.empty() && fault_counts.back() == '\n')
       fault_counts.pop_back();
   }
-  payment.stop();
-  r = exactly::samples::demo::reconcile(orders_db, payment_db, o.opening_balance, o.orders);
+  for (auto& p : payments)
+    p->stop();
+  r = st.reconcile(o.opening_balance, o.orders);
 
   std::cout << "\nreconciliation\n";
   exactly::samples::demo::print(std::cout, r, 25);
-  std::cout << "\n  faults injected: " << (proxy ? fault_counts : "none") << "\n"
-            << "  kills: payment-service " << plan[0].done << ", orders-billing " << plan[1].done
-            << "\n";
+  std::cout << "\n  faults injected: " << (proxy ? fault_counts : "none") << "\n  kills:";
+  bool every_kill = true;
+  for (const killable& k : plan) {
+    std::cout << " " << k.svc->name() << " " << k.done;
+    every_kill = every_kill && k.done == o.kills;
+  }
+  if (cluster)
+    std::cout << "; PostgreSQL crashed and restarted " << (postgres_restarted ? 1 : 0);
+  std::cout << "\n";
   std::printf("  elapsed %.1f s, %.1f orders/s\n", elapsed, o.orders / elapsed);
   const auto v = exactly::samples::demo::violations(r);
   if (std::chrono::steady_clock::now() > deadline)
     std::cout << "\ntimed out after " << o.timeout_seconds << " s\n";
-  if (v.empty() && plan[0].done == o.kills && plan[1].done == o.kills) {
+  const bool every_fault = every_kill && (!cluster || postgres_restarted);
+  if (v.empty() && every_fault) {
     std::cout << "\nRESULT: clean: every order charged exactly once, nothing lost, nothing left\n";
     if (!o.keep)
       fs::remove_all(dir);
@@ -225,8 +346,8 @@ int run(const options& o) {
   std::cout << "\nRESULT: VIOLATIONS\n";
   for (const std::string& s : v)
     std::cout << "  - " << s << "\n";
-  if (plan[0].done != o.kills || plan[1].done != o.kills)
-    std::cout << "  - not every planned kill happened\n";
+  if (!every_fault)
+    std::cout << "  - not every planned kill or restart happened\n";
   std::cout << "  logs and databases kept in " << dir.string() << "\n";
   return 1;
 }
@@ -252,7 +373,24 @@ int main(int argc, char** argv) {
   app.add_option("--work-dir", o.work_dir, "where databases and logs go (default: a temp dir)");
   app.add_option("--bin-dir", o.bin_dir, "where the service binaries are (default: the build)");
   app.add_flag("--keep", o.keep, "keep the work dir after a clean run");
+  app.add_option("--engine", o.engine,
+                 "sqlite (a file per side) or postgres (one database shared by every process)")
+      ->check(CLI::IsMember({"sqlite", "postgres"}));
+  app.add_option("--postgres", o.postgres,
+                 "with --engine postgres: a libpq connection string of a server to use (its "
+                 "schemas billing_demo_orders and billing_demo_payment are replaced); default: "
+                 "a throwaway cluster, crashed and restarted once during the run");
+  app.add_option("--payment-instances", o.payment_instances,
+                 "payment-service processes over one database (postgres), behind the proxy")
+      ->check(CLI::Range(1, 16));
+  app.add_option("--billing-processes", o.billing_processes,
+                 "orders-billing processes consuming one queue (postgres)")
+      ->check(CLI::Range(1, 16));
   CLI11_PARSE(app, argc, argv);
+  if (o.engine != "postgres" && (o.payment_instances > 1 || o.billing_processes > 1)) {
+    std::cerr << "billing-demo: several instances share one database: use --engine postgres\n";
+    return 2;
+  }
   try {
     return run(o);
   } catch (const std::exception& e) {

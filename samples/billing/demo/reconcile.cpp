@@ -1,22 +1,107 @@
 #include "reconcile.hpp"
 
+#include <exactly/common/database.hpp>
+#include <exactly/common/postgres.hpp>
 #include <exactly/common/sqlite.hpp>
 
 #include <filesystem>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <ostream>
 
 namespace exactly::samples::demo {
 namespace {
 
-std::int64_t count(sqlite::connection& db, const char* sql) {
-  return db.query_int64(sql).value_or(0);
+// `sql` with {o} replaced by `orders` (how the payment side's queries name the Orders tables).
+std::string with_orders(std::string sql, const std::string& orders) {
+  for (std::size_t at; (at = sql.find("{o}")) != std::string::npos;)
+    sql.replace(at, 3, orders);
+  return sql;
 }
 
-bool has_table(sqlite::connection& db, const char* table) {
-  return db.query_int64("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", table)
-      .has_value();
+// One customer's row of the balance query: id, balance (NULL: no account yet), billed sum.
+struct customer_row {
+  std::string customer_id;
+  std::optional<std::int64_t> balance;
+  std::int64_t billed = 0;
+};
+
+constexpr const char* balances_sql =
+    "SELECT c.customer_id, a.balance_cents,"
+    " (SELECT coalesce(sum(amount_cents), 0) FROM {o}orders"
+    "  WHERE customer_id = c.customer_id AND status = 'billed')"
+    " FROM (SELECT customer_id FROM {o}orders UNION SELECT customer_id FROM accounts) c"
+    " LEFT JOIN accounts a ON a.customer_id = c.customer_id ORDER BY c.customer_id";
+
+std::vector<customer_row> customers(const database& p, const std::string& orders) {
+  std::vector<customer_row> out;
+  const std::string sql = with_orders(balances_sql, orders);
+  if (p.kind() == engine::postgres) {
+    const pg::result q = p.as_postgres().query(sql);
+    for (int i = 0; i < q.rows(); ++i) {
+      out.push_back({q.text(i, 0), q.is_null(i, 1) ? std::nullopt : std::optional(q.int64(i, 1)),
+                     q.int64(i, 2)});
+    }
+    return out;
+  }
+  auto& q = p.as_sqlite().prepare(sql);
+  while (q.step())
+    out.push_back({q.text(0), q.is_null(1) ? std::nullopt : std::optional(q.int64(1)), q.int64(2)});
+  q.reset();
+  return out;
+}
+
+// The Orders/Billing side, read from `o` (journal: the journal's count, -1 to read it from `o`).
+void read_orders(reconciliation& r, const database& o, std::int64_t journal) {
+  const auto count = [&o](const char* sql) { return o.query_int64(sql).value_or(0); };
+  r.stored = count("SELECT count(*) FROM orders");
+  r.billed = count("SELECT count(*) FROM orders WHERE status = 'billed'");
+  r.failed = count("SELECT count(*) FROM orders WHERE status = 'failed'");
+  r.unfinished = r.submitted - r.billed - r.failed;
+  r.outcomes_repeated = count("SELECT count(*) FROM orders WHERE outcomes > 1");
+  r.invokes_repeated = count("SELECT count(*) FROM billing_invocations WHERE invokes > 1");
+  r.responses_repeated = count("SELECT count(*) FROM billing_responses WHERE handled > 1");
+  r.client_invocations_pending = count("SELECT count(*) FROM exactly_invocations");
+  r.client_queued = count("SELECT count(*) FROM exactly_queue");
+  r.client_errors = count("SELECT count(*) FROM exactly_error_queue");
+  r.client_journal = journal >= 0 ? journal : count("SELECT count(*) FROM exactly_attempts");
+}
+
+// The payment side, read from `p`, whose queries reach the Orders tables as `orders` + name.
+void read_payment(reconciliation& r, const database& p, const std::string& orders,
+                  std::int64_t opening) {
+  const auto count = [&](const char* sql) {
+    return p.query_int64(with_orders(sql, orders)).value_or(0);
+  };
+  r.authorizations = count("SELECT count(*) FROM authorizations");
+  r.declines = count("SELECT count(*) FROM declines");
+  r.executions = r.authorizations + r.declines;
+  r.ledger_entries = count("SELECT count(*) FROM ledger");
+  r.duplicate_executions = count(
+      "SELECT coalesce(sum(n - 1), 0) FROM (SELECT reference, count(*) AS n FROM"
+      " (SELECT reference FROM authorizations UNION ALL SELECT reference FROM declines) e"
+      " GROUP BY reference) d");
+  r.billed_not_authorized = count(
+      "SELECT count(*) FROM {o}orders WHERE status = 'billed' AND order_id NOT IN"
+      " (SELECT reference FROM authorizations)");
+  r.failed_not_declined = count(
+      "SELECT count(*) FROM {o}orders WHERE status = 'failed' AND order_id NOT IN"
+      " (SELECT reference FROM declines)");
+  r.unknown_executions = count(
+      "SELECT count(*) FROM (SELECT reference FROM authorizations UNION ALL"
+      " SELECT reference FROM declines) e WHERE reference NOT IN (SELECT order_id FROM {o}orders)");
+  r.staged = count("SELECT count(*) FROM exactly_interactions WHERE state = 1");
+  r.executed = count("SELECT count(*) FROM exactly_interactions WHERE state = 2");
+  r.server_outbox = count("SELECT count(*) FROM exactly_server_outbox");
+  r.server_dead_letters = count("SELECT count(*) FROM exactly_server_dead_letters");
+  // Every customer with an order, and every account the service opened.
+  for (const customer_row& c : customers(p, orders)) {
+    balance_line b{c.customer_id, c.balance.value_or(opening), opening - c.billed};
+    if (b.balance_cents != b.expected_cents || b.balance_cents < 0)
+      ++r.balance_mismatches;
+    r.balances.push_back(std::move(b));
+  }
 }
 
 }  // namespace
@@ -25,67 +110,35 @@ reconciliation reconcile(const std::string& orders_db, const std::string& paymen
                          std::int64_t opening, std::int64_t submitted) {
   reconciliation r;
   r.submitted = submitted;
-  sqlite::connection o(orders_db);
-  r.stored = count(o, "SELECT count(*) FROM orders");
-  r.billed = count(o, "SELECT count(*) FROM orders WHERE status = 'billed'");
-  r.failed = count(o, "SELECT count(*) FROM orders WHERE status = 'failed'");
-  r.unfinished = r.submitted - r.billed - r.failed;
-  r.outcomes_repeated = count(o, "SELECT count(*) FROM orders WHERE outcomes > 1");
-  r.invokes_repeated = count(o, "SELECT count(*) FROM billing_invocations WHERE invokes > 1");
-  r.responses_repeated = count(o, "SELECT count(*) FROM billing_responses WHERE handled > 1");
-  r.client_invocations_pending = count(o, "SELECT count(*) FROM exactly_invocations");
-  r.client_queued = count(o, "SELECT count(*) FROM exactly_queue");
-  r.client_errors = count(o, "SELECT count(*) FROM exactly_error_queue");
+  std::int64_t journal = 0;
   if (std::filesystem::exists(orders_db + ".attempts")) {
     sqlite::connection j(orders_db + ".attempts");
-    r.client_journal = count(j, "SELECT count(*) FROM exactly_attempts");
+    journal = j.query_int64("SELECT count(*) FROM exactly_attempts").value_or(0);
   }
-
+  sqlite::connection o(orders_db);
+  read_orders(r, o, journal);
   sqlite::connection p(payment_db);
-  if (!has_table(p, "authorizations"))
+  if (!p.query_int64("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                     "authorizations"))
     return r;  // the payment service never started
   p.exec("ATTACH DATABASE '" + orders_db + "' AS o");
-  r.authorizations = count(p, "SELECT count(*) FROM authorizations");
-  r.declines = count(p, "SELECT count(*) FROM declines");
-  r.executions = r.authorizations + r.declines;
-  r.ledger_entries = count(p, "SELECT count(*) FROM ledger");
-  r.duplicate_executions =
-      count(p,
-            "SELECT coalesce(sum(n - 1), 0) FROM (SELECT reference, count(*) AS n FROM"
-            " (SELECT reference FROM authorizations UNION ALL SELECT reference FROM declines)"
-            " GROUP BY reference)");
-  r.billed_not_authorized =
-      count(p,
-            "SELECT count(*) FROM o.orders WHERE status = 'billed' AND order_id NOT IN"
-            " (SELECT reference FROM authorizations)");
-  r.failed_not_declined =
-      count(p,
-            "SELECT count(*) FROM o.orders WHERE status = 'failed' AND order_id NOT IN"
-            " (SELECT reference FROM declines)");
-  r.unknown_executions = count(
-      p,
-      "SELECT count(*) FROM (SELECT reference FROM authorizations UNION ALL"
-      " SELECT reference FROM declines) WHERE reference NOT IN (SELECT order_id FROM o.orders)");
-  r.staged = count(p, "SELECT count(*) FROM exactly_interactions WHERE state = 1");
-  r.executed = count(p, "SELECT count(*) FROM exactly_interactions WHERE state = 2");
-  r.server_outbox = count(p, "SELECT count(*) FROM exactly_server_outbox");
-  r.server_dead_letters = count(p, "SELECT count(*) FROM exactly_server_dead_letters");
-
-  // Every customer with an order, and every account the service opened.
-  auto& q = p.prepare(
-      "SELECT c.customer_id, a.balance_cents,"
-      " (SELECT coalesce(sum(amount_cents), 0) FROM o.orders"
-      "  WHERE customer_id = c.customer_id AND status = 'billed')"
-      " FROM (SELECT customer_id FROM o.orders UNION SELECT customer_id FROM accounts) c"
-      " LEFT JOIN accounts a ON a.customer_id = c.customer_id ORDER BY c.customer_id");
-  while (q.step()) {
-    balance_line b{q.text(0), q.is_null(1) ? opening : q.int64(1), opening - q.int64(2)};
-    if (b.balance_cents != b.expected_cents || b.balance_cents < 0)
-      ++r.balance_mismatches;
-    r.balances.push_back(std::move(b));
-  }
-  q.reset();
+  read_payment(r, p, "o.", opening);
   p.exec("DETACH DATABASE o");
+  return r;
+}
+
+reconciliation reconcile_postgres(const std::string& conninfo, const std::string& orders_schema,
+                                  const std::string& payment_schema, std::int64_t opening,
+                                  std::int64_t submitted) {
+  reconciliation r;
+  r.submitted = submitted;
+  pg::connection o({conninfo + " options='-c search_path=" + orders_schema + "'"});
+  read_orders(r, o, -1);
+  pg::connection p({conninfo + " options='-c search_path=" + payment_schema + "'"});
+  if (!p.query_int64("SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = $2",
+                     payment_schema, "authorizations"))
+    return r;  // the payment service never started
+  read_payment(r, p, orders_schema + ".", opening);
   return r;
 }
 

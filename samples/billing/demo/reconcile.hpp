@@ -35,9 +35,13 @@ struct reconciliation {
   std::int64_t balance_mismatches = 0;
 };
 
-// Reads both databases (the services may be running) for `submitted` orders.
+// Reads both SQLite databases (the services may be running) for `submitted` orders.
 reconciliation reconcile(const std::string& orders_db, const std::string& payment_db,
                          std::int64_t opening_balance_cents, std::int64_t submitted);
+// The same on PostgreSQL: both sides in the database of `conninfo`, each in its schema.
+reconciliation reconcile_postgres(const std::string& conninfo, const std::string& orders_schema,
+                                  const std::string& payment_schema,
+                                  std::int64_t opening_balance_cents, std::int64_t submitted);
 
 // Everything that breaks exactly-once or leaves work behind; empty when the run was clean.
 std::vector<std::string> violations(const reconciliation& r);

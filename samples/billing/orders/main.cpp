@@ -10,6 +10,7 @@
 
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 int main(int argc, char** argv) {
   CLI::App app{"orders-billing: the Orders and Billing endpoints of the billing sample"};
@@ -18,6 +19,10 @@ int main(int argc, char** argv) {
   int workers = 4;
   bool normal = false;
   app.add_option("--db", db, "SQLite database of both endpoints");
+  std::string postgres;
+  app.add_option("--postgres", postgres,
+                 "keep both endpoints in PostgreSQL instead (a libpq connection string); several "
+                 "processes may share it, each message handled by one of them");
   app.add_option("--payment-url", s.payment_url, "http://HOST:PORT of the payment service");
   app.add_option("--api-key", s.api_key, "bearer key for the payment service (none = no key)");
   app.add_option("--workers", workers, "concurrent handlers")->check(CLI::Range(1, 256));
@@ -36,24 +41,40 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGTERM);
   sigprocmask(SIG_BLOCK, &set, nullptr);  // before the workers start, so they inherit it
   try {
-    exactly::sqlite::options o;
-    if (normal)
-      o.sync = exactly::sqlite::synchronous::normal;
-    {
-      exactly::sqlite::connection c(db, o);
-      exactly::samples::orders::create_schema(c);
-    }
     s.endpoint.transport = exactly::samples::orders::make_transport(s);  // shared by the workers
-    exactly::client::runtime rt(db, o,
-                                [&s](exactly::sqlite::connection& c) {
-                                  return exactly::samples::orders::make_endpoints(c, s);
-                                },
-                                {.workers = workers});
-    rt.start();
+    std::optional<exactly::client::runtime> rt;
+    if (postgres.empty()) {
+      exactly::sqlite::options o;
+      if (normal)
+        o.sync = exactly::sqlite::synchronous::normal;
+      {
+        exactly::sqlite::connection c(db, o);
+        exactly::samples::orders::create_schema(c);
+      }
+      rt.emplace(
+          db, o,
+          [&s](exactly::sqlite::connection& c) {
+            return exactly::samples::orders::make_endpoints(c, s);
+          },
+          exactly::client::runtime_options{.workers = workers});
+    } else {
+      const exactly::pg::options o{postgres, !normal};
+      {
+        exactly::pg::connection c(o);
+        exactly::samples::orders::create_schema(c);
+      }
+      rt.emplace(
+          o,
+          [&s](exactly::pg::connection& c) {
+            return exactly::samples::orders::make_endpoints(c, s);
+          },
+          exactly::client::runtime_options{.workers = workers});
+    }
+    rt->start();
     std::cout << "running" << std::endl;
     int sig = 0;
     sigwait(&set, &sig);
-    rt.stop();
+    rt->stop();
   } catch (const std::exception& e) {
     std::cerr << "orders-billing: " << e.what() << '\n';
     return 1;

@@ -12,7 +12,7 @@ namespace {
 // handled (each exactly one).
 constexpr const char* schema =
     "CREATE TABLE IF NOT EXISTS orders ("
-    " order_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, amount_cents INTEGER NOT NULL,"
+    " order_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, amount_cents BIGINT NOT NULL,"
     " status TEXT NOT NULL, authorization_id TEXT, outcomes INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE IF NOT EXISTS billing_invocations ("
     " order_id TEXT PRIMARY KEY, request_id TEXT NOT NULL, invokes INTEGER NOT NULL);"
@@ -30,33 +30,30 @@ std::string host_port_of(const std::string& url) {
   return rest;
 }
 
+// The handlers' SQL means the same on SQLite and PostgreSQL: the sample runs on either engine.
 void on_submit_order(client::handler_context& ctx) {
   const auto& b = ctx.incoming().body;
-  auto& insert = ctx.db().prepare(
+  const std::int64_t added = ctx.database().execute(
       "INSERT INTO orders(order_id, customer_id, amount_cents, status) VALUES(?, ?, ?, 'submitted')"
-      " ON CONFLICT DO NOTHING");
-  insert.bind_all(b.at("order_id").get<std::string>(), b.at("customer_id").get<std::string>(),
-                  b.at("amount_cents").get<std::int64_t>());
-  insert.run();
-  if (ctx.db().changes() == 0)
+      " ON CONFLICT DO NOTHING",
+      b.at("order_id").get<std::string>(), b.at("customer_id").get<std::string>(),
+      b.at("amount_cents").get<std::int64_t>());
+  if (added == 0)
     return;  // submitted before: already on its way
   ctx.send(billing_endpoint, {.type = "bill_customer", .body = b});
 }
 
 void on_billing_outcome(client::handler_context& ctx, const char* status) {
   const auto& b = ctx.incoming().body;
-  ctx.db()
-      .prepare(
-          "UPDATE orders SET status = ?, authorization_id = ?, outcomes = outcomes + 1"
-          " WHERE order_id = ?")
-      .bind_all(status, b.value("authorization_id", std::string()),
-                b.at("order_id").get<std::string>())
-      .run();
+  ctx.database().execute(
+      "UPDATE orders SET status = ?, authorization_id = ?, outcomes = outcomes + 1"
+      " WHERE order_id = ?",
+      status, b.value("authorization_id", std::string()), b.at("order_id").get<std::string>());
 }
 
 }  // namespace
 
-void create_schema(sqlite::connection& db) {
+void create_schema(const database& db) {
   db.exec(schema);
 }
 
@@ -69,7 +66,7 @@ std::shared_ptr<client::http_transport> make_transport(const settings& s) {
   return client::make_beast_transport(t);
 }
 
-std::vector<std::unique_ptr<client::endpoint>> make_endpoints(sqlite::connection& db,
+std::vector<std::unique_ptr<client::endpoint>> make_endpoints(const database& db,
                                                               const settings& s) {
   client::endpoint_options o = s.endpoint;
   if (!o.transport)
@@ -93,12 +90,10 @@ std::vector<std::unique_ptr<client::endpoint>> make_endpoints(sqlite::connection
     const std::string id =
         ctx.invoke_http(route, request.dump(), "application/json",
                         {.type = "process_authorize_response", .body = {{"order_id", order_id}}});
-    ctx.db()
-        .prepare(
-            "INSERT INTO billing_invocations VALUES(?, ?, 1)"
-            " ON CONFLICT(order_id) DO UPDATE SET invokes = invokes + 1")
-        .bind_all(order_id, id)
-        .run();
+    ctx.database().execute(
+        "INSERT INTO billing_invocations VALUES(?, ?, 1)"
+        " ON CONFLICT(order_id) DO UPDATE SET invokes = billing_invocations.invokes + 1",
+        order_id, id);
   });
   billing->on("process_authorize_response", [](client::handler_context& ctx) {
     const client::http_result& r = *ctx.response();
@@ -117,12 +112,10 @@ std::vector<std::unique_ptr<client::endpoint>> make_endpoints(sqlite::connection
       throw std::runtime_error("unexpected payment answer " + std::to_string(r.status) + ": " +
                                r.body);
     }
-    ctx.db()
-        .prepare(
-            "INSERT INTO billing_responses VALUES(?, ?, 1)"
-            " ON CONFLICT(order_id) DO UPDATE SET handled = handled + 1")
-        .bind_all(order_id, r.status)
-        .run();
+    ctx.database().execute(
+        "INSERT INTO billing_responses VALUES(?, ?, 1)"
+        " ON CONFLICT(order_id) DO UPDATE SET handled = billing_responses.handled + 1",
+        order_id, r.status);
   });
 
   std::vector<std::unique_ptr<client::endpoint>> out;
@@ -131,8 +124,8 @@ std::vector<std::unique_ptr<client::endpoint>> make_endpoints(sqlite::connection
   return out;
 }
 
-void submit(sqlite::connection& db, const std::vector<order>& orders) {
-  sqlite::transaction tx(db);
+void submit(const database& db, const std::vector<order>& orders) {
+  database_transaction tx(db);
   for (const order& o : orders) {
     client::send_in_transaction(db, orders_endpoint,
                                 {.id = "submit-" + o.order_id,

@@ -30,13 +30,13 @@ struct settings {
   client::endpoint_options endpoint{};
 };
 
-// Creates the sample's tables in `db` if they are missing.
-void create_schema(sqlite::connection& db);
+// Creates the sample's tables in `db` (SQLite or PostgreSQL) if they are missing.
+void create_schema(const database& db);
 
 // The Orders and Billing endpoints on `db` with their handlers, on s.endpoint.transport or, when
 // that is empty, on a transport of their own made with make_transport(s).
 // Throws std::invalid_argument when payment_url is not http://HOST:PORT.
-std::vector<std::unique_ptr<client::endpoint>> make_endpoints(sqlite::connection& db,
+std::vector<std::unique_ptr<client::endpoint>> make_endpoints(const database& db,
                                                               const settings& s);
 
 // A transport to the payment service carrying the API key, for make_endpoints to share.
@@ -45,6 +45,6 @@ std::shared_ptr<client::http_transport> make_transport(const settings& s);
 
 // Queues submit_order for each order, all in one transaction. Submitting an order id again is
 // harmless: Orders ignores an order it already has.
-void submit(sqlite::connection& db, const std::vector<order>& orders);
+void submit(const database& db, const std::vector<order>& orders);
 
 }  // namespace exactly::samples::orders
