@@ -56,6 +56,7 @@ struct settings {
   bool put_in_handler = false;  // e2e handlers wait for their PUTs (put_wait::in_handler)
   long fsync_delay_us = 0;      // a slow disk on both sides (slow_sync_vfs.hpp)
   std::string postgres;         // the server stores in this PostgreSQL schema; "" = SQLite
+  std::string client_postgres;  // the e2e client's PostgreSQL schema; "" = SQLite
   int instances = 1;            // server processes sharing the database (PostgreSQL only)
 };
 
@@ -198,26 +199,31 @@ struct http_op {
 
 // The client runtime, closed loop: each slot queues a message (through an injector thread that
 // enqueues what arrived meanwhile in one commit) whose handler invokes the route, and waits until
-// its follow-up has committed (seen by a poller of the `done` table).
+// its follow-up has committed (seen by a poller of the `done` table). The client's database is
+// SQLite, or PostgreSQL with settings::client_postgres.
 class e2e_driver {
  public:
   e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency, const settings& s)
       : path_((dir / "client.db").string()),
         db_opts_{.sync = s.relaxed ? sqlite::synchronous::normal : sqlite::synchronous::full},
+        pg_opts_{s.client_postgres, !s.relaxed},
         done_(concurrency),
         wait_for_put_(s.put_in_handler ? client::put_wait::in_handler
                                        : client::put_wait::before_commit) {
     {
-      sqlite::connection db(path_, db_opts_);
-      db.exec("CREATE TABLE IF NOT EXISTS done (slot INTEGER, n INTEGER)");
-      client::queue_store q(db);  // creates the runtime's tables before the workers start
+      connection c = open();
+      c.db().exec(on_postgres()
+                      ? "CREATE TABLE IF NOT EXISTS done (seq BIGSERIAL PRIMARY KEY, slot BIGINT,"
+                        " n BIGINT)"
+                      : "CREATE TABLE IF NOT EXISTS done (slot INTEGER, n INTEGER)");
+      client::queue_store q(c.db());  // creates the runtime's tables before the workers start
     }
     const std::string host = "127.0.0.1:" + std::to_string(port);
     transport_ = client::make_beast_transport(
         {.keys = {{host, "bench-key"}},
          .max_per_destination = static_cast<std::size_t>(concurrency)});
     const std::string url = "http://" + host + "/bench/write/{id}";
-    auto setup = [this, url](sqlite::connection& c) {
+    auto setup = [this, url](database c) {
       std::vector<std::unique_ptr<client::endpoint>> eps;
       eps.push_back(std::make_unique<client::endpoint>(
           "billing", c,
@@ -227,18 +233,21 @@ class e2e_driver {
                         {.type = "done", .body = ctx.incoming().body});
       });
       eps[0]->on("done", [](client::handler_context& ctx) {
-        ctx.db()
-            .prepare("INSERT INTO done VALUES (?, ?)")
-            .bind_all(ctx.incoming().body.at("slot").get<std::int64_t>(),
-                      ctx.incoming().body.at("n").get<std::int64_t>())
-            .run();
+        ctx.database().execute("INSERT INTO done(slot, n) VALUES (?, ?)",
+                               ctx.incoming().body.at("slot").get<std::int64_t>(),
+                               ctx.incoming().body.at("n").get<std::int64_t>());
       });
       return eps;
     };
-    runtime_.emplace(path_, db_opts_, setup,
-                     client::runtime_options{.workers = std::min(concurrency, s.e2e_workers),
-                                             .idle_poll = std::chrono::milliseconds(1),
-                                             .batch = s.e2e_batch});
+    const client::runtime_options ro{.workers = std::min(concurrency, s.e2e_workers),
+                                     .idle_poll = std::chrono::milliseconds(1),
+                                     .batch = s.e2e_batch};
+    if (on_postgres())
+      runtime_.emplace(
+          pg_opts_, [setup](pg::connection& c) { return setup(c); }, ro);
+    else
+      runtime_.emplace(
+          path_, db_opts_, [setup](sqlite::connection& c) { return setup(c); }, ro);
     runtime_->start();
     poller_ = std::thread([this] { poll(); });
     injector_ = std::thread([this] { inject(); });
@@ -272,8 +281,8 @@ class e2e_driver {
  private:
   // Messages arrive in groups too: whatever slots queued meanwhile is enqueued in one commit.
   void inject() {
-    sqlite::connection db(path_, db_opts_);
-    client::queue_store q(db);
+    connection c = open();
+    client::queue_store q(c.db());
     for (;;) {
       std::vector<std::pair<int, std::int64_t>> batch;
       {
@@ -283,7 +292,7 @@ class e2e_driver {
           return;
         batch.swap(arrivals_);
       }
-      sqlite::transaction tx(db);
+      database_transaction tx(c.db());
       for (const auto& [index, n] : batch) {
         q.enqueue("billing",
                   {.id = std::to_string(index) + "/" + std::to_string(n),
@@ -297,22 +306,30 @@ class e2e_driver {
   }
 
   void poll() {
-    sqlite::connection db(path_, db_opts_);
+    connection c = open();
     std::int64_t last = 0;
     while (!stop_) {
-      auto& q = db.prepare("SELECT rowid, slot, n FROM done WHERE rowid > ? ORDER BY rowid");
-      q.bind(1, last);
       bool any = false;
-      {
+      const auto arrived = [&](std::int64_t seq, std::int64_t slot, std::int64_t n) {
         std::lock_guard lock(mutex_);
-        while (q.step()) {
-          last = q.int64(0);
-          auto& d = done_[static_cast<std::size_t>(q.int64(1))];
-          d = std::max(d, q.int64(2));
-          any = true;
-        }
+        last = seq;
+        auto& d = done_[static_cast<std::size_t>(slot)];
+        d = std::max(d, n);
+        any = true;
+      };
+      if (on_postgres()) {
+        const pg::result r =
+            c.pg->query("SELECT seq, slot, n FROM done WHERE seq > $1 ORDER BY seq", last);
+        for (int i = 0; i < r.rows(); ++i)
+          arrived(r.int64(i, 0), r.int64(i, 1), r.int64(i, 2));
+      } else {
+        auto& q =
+            c.sqlite->prepare("SELECT rowid, slot, n FROM done WHERE rowid > ? ORDER BY rowid");
+        q.bind(1, last);
+        while (q.step())
+          arrived(q.int64(0), q.int64(1), q.int64(2));
+        q.reset();
       }
-      q.reset();
       if (any)
         wake_.notify_all();
       else
@@ -321,8 +338,25 @@ class e2e_driver {
     wake_.notify_all();
   }
 
+  // A connection of its own to the client's database, either engine.
+  struct connection {
+    std::unique_ptr<sqlite::connection> sqlite;
+    std::unique_ptr<pg::connection> pg;
+    database db() const { return sqlite ? database(*sqlite) : database(*pg); }
+  };
+  bool on_postgres() const { return !pg_opts_.conninfo.empty(); }
+  connection open() const {
+    connection c;
+    if (on_postgres())
+      c.pg = std::make_unique<pg::connection>(pg_opts_);
+    else
+      c.sqlite = std::make_unique<sqlite::connection>(path_, db_opts_);
+    return c;
+  }
+
   std::string path_;
   sqlite::options db_opts_;
+  pg::options pg_opts_;
   std::shared_ptr<client::http_transport> transport_;
   std::optional<client::runtime> runtime_;
   std::mutex mutex_;
@@ -454,8 +488,8 @@ int main(int argc, char** argv) {
   app.add_option("--seconds", s.seconds, "measured time of each scenario");
   std::string engine = "sqlite";
   app.add_option("--engine", engine,
-                 "the server's storage: sqlite, or postgres (a throwaway cluster started here; "
-                 "the e2e client stays on SQLite)");
+                 "storage of the server and of the e2e client: sqlite, or postgres (a throwaway "
+                 "cluster started here, a schema for each)");
   app.add_option("--server-instances", s.instances,
                  "server processes sharing the PostgreSQL database; clients spread over them")
       ->check(CLI::Range(1, 8));
@@ -537,8 +571,10 @@ int main(int argc, char** argv) {
     for (int c : concurrency) {
       for (const std::string& name : scenarios) {
         test::temp_dir dir;
-        if (cluster)
+        if (cluster) {
           s.postgres = cluster->fresh_schema();
+          s.client_postgres = cluster->fresh_schema();
+        }
         std::vector<std::unique_ptr<server_process>> servers;
         std::vector<pid_t> pids;
         std::vector<std::uint16_t> ports;
