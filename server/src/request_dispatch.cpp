@@ -153,7 +153,8 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
     co_return reply(connector_.read(ir), req.version());
   }
   auto [failure, durable] =
-      co_await storage_.run_in_commit_group([this, &ir] { return connector_.handle(ir); });
+      co_await storage_.run_in_commit_group([this, &ir] { return connector_.handle(ir); },
+                                            /*own_savepoint=*/false);  // handle() has its own
   if (failure)  // connector::handle() answers its failures: this is a defect
     co_return reply(failure_response(failure, errc::internal_error, ir.route), req.version());
   if (!durable)

@@ -42,13 +42,15 @@ class storage_executor {
         io_, [fn = std::move(fn)]() mutable -> net::asio::awaitable<R> { co_return fn(); },
         net::asio::use_awaitable);
   }
-  // Runs `fn` on the storage thread in the open commit group and awaits the group's COMMIT.
+  // Runs `fn` on the storage thread in the open commit group and awaits the group's COMMIT
+  // (`own_savepoint`: see commit_groups::run).
   // Gives what `fn` threw (its writes rolled back), else its result, which is nullopt when the
   // group could not be made durable.
   template <class F>
   net::asio::awaitable<std::tuple<std::exception_ptr, std::optional<std::invoke_result_t<F>>>>
-  run_in_commit_group(F fn) {
-    co_return co_await net::asio::co_spawn(io_, groups_.run(std::move(fn)), net::use_tuple);
+  run_in_commit_group(F fn, bool own_savepoint = true) {
+    co_return co_await net::asio::co_spawn(io_, groups_.run(std::move(fn), own_savepoint),
+                                           net::use_tuple);
   }
   // Runs `fn` on the running storage thread and blocks until it returns, rethrowing what it
   // throws. Call from another thread.

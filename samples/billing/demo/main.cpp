@@ -266,7 +266,8 @@ int run(const options& o) {
     finished = std::max(finished, finished_orders(watch));
     const double progress = static_cast<double>(finished) / o.orders;
     for (killable& k : plan) {
-      if (k.done < static_cast<int>(k.at.size()) && k.at[k.done] <= progress) {
+      // Every kill due by now, even several when the orders went fast since the last look.
+      while (k.done < static_cast<int>(k.at.size()) && k.at[k.done] <= progress) {
         k.svc->kill_hard();
         std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms(rng)));
         restart(*k.svc);
