@@ -35,7 +35,11 @@ decision decide_unknown(const request_facts& req, const timing& t) {
     case verb::get:
       return fail(errc::request_unknown);
     case verb::delete_:
-      if (req.id_ms < req.now_ms - t.acceptance_window_ms)
+      // Outside the window a PUT is refused, so a tombstone would guard nothing: one too old is
+      // not needed any more, one too far in the future could not be purged until the clock
+      // reached it.
+      if (req.id_ms < req.now_ms - t.acceptance_window_ms ||
+          req.id_ms > req.now_ms + t.max_future_skew_ms)
         return proceed(action::no_change);
       return proceed(action::tombstone_unknown);
   }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <set>
 
 namespace exactly::server {
@@ -165,6 +167,14 @@ TEST(id_state, delete_of_unknown_writes_a_tombstone_only_inside_the_window) {
   EXPECT_EQ(decide(std::nullopt, f, t), ok(action::no_change));
   f.id_ms = now - t.acceptance_window_ms;
   EXPECT_EQ(decide(std::nullopt, f, t), ok(action::tombstone_unknown));
+  f.id_ms = now + t.max_future_skew_ms;
+  EXPECT_EQ(decide(std::nullopt, f, t), ok(action::tombstone_unknown));
+  // Further in the future than a PUT may be: no tombstone, which the sweeper could only purge
+  // once the clock reached it (a DELETE loop would grow the table without bound).
+  f.id_ms = now + t.max_future_skew_ms + 1;
+  EXPECT_EQ(decide(std::nullopt, f, t), ok(action::no_change));
+  f.id_ms = std::numeric_limits<std::int64_t>::max() / 2;
+  EXPECT_EQ(decide(std::nullopt, f, t), ok(action::no_change));
 }
 
 TEST(id_state, window_does_not_apply_to_known_ids) {
