@@ -1,14 +1,15 @@
 // The journal of ids PUT by handler attempts not yet committed, in PostgreSQL through a
 // connection of its own: each entry commits at once, whatever the handler's transaction does.
 #include "attempt_journal.hpp"
-#include "pg_schema.hpp"
+
+#include <exactly/common/migrations.hpp>
 
 #include <libpq-fe.h>
 
 namespace exactly::client {
 namespace {
 
-constexpr sqlite::migration schema[] = {
+constexpr migration schema[] = {
     {1,
      "CREATE TABLE exactly_attempts ("
      " request_id TEXT PRIMARY KEY,"
@@ -21,7 +22,7 @@ constexpr sqlite::migration schema[] = {
 class pg_journal final : public journal_engine {
  public:
   explicit pg_journal(pg::options opts) : db_(journal_options(std::move(opts))) {
-    pg_migrate(db_, "exactly.client.attempts", schema);
+    pg::migrate(db_, "exactly.client.attempts", schema);
   }
 
   void record(std::string_view endpoint, const journal_entry& e, std::int64_t now_ms) override {

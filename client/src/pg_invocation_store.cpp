@@ -1,13 +1,13 @@
 // The committed invocations of invoke_http (exactly_invocations), in PostgreSQL.
 #include "invocation_store.hpp"
-#include "pg_schema.hpp"
 
+#include <exactly/common/migrations.hpp>
 #include <exactly/common/postgres.hpp>
 
 namespace exactly::client {
 namespace {
 
-constexpr sqlite::migration schema[] = {
+constexpr migration schema[] = {
     {1,
      "CREATE TABLE exactly_invocations ("
      " request_id TEXT PRIMARY KEY,"
@@ -25,7 +25,7 @@ constexpr sqlite::migration schema[] = {
 class pg_invocation_engine final : public invocation_engine {
  public:
   explicit pg_invocation_engine(pg::connection& db) : db_(db) {
-    pg_migrate(db_, "exactly.client.invocations", schema);
+    pg::migrate(db_, "exactly.client.invocations", schema);
   }
 
   void insert(const stored_invocation& row, int state, std::int64_t now_ms) override {

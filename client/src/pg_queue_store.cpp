@@ -1,7 +1,7 @@
 // Durable input queues and error queues of endpoints, in PostgreSQL.
-#include "pg_schema.hpp"
 #include "queue_store.hpp"
 
+#include <exactly/common/migrations.hpp>
 #include <exactly/common/postgres.hpp>
 
 namespace exactly::client {
@@ -12,7 +12,7 @@ namespace {
   " seq BIGSERIAL PRIMARY KEY, endpoint TEXT NOT NULL, message_id TEXT NOT NULL," \
   " type TEXT NOT NULL, headers TEXT NOT NULL, body TEXT NOT NULL,"
 
-constexpr sqlite::migration schema[] = {
+constexpr migration schema[] = {
     {1, "CREATE TABLE exactly_queue (" EXACTLY_PG_MESSAGE_COLUMNS
         " attempts BIGINT NOT NULL DEFAULT 0,"
         " due_ms BIGINT NOT NULL,"
@@ -36,7 +36,7 @@ message read_message(const pg::result& r, int row, int first) {
 class pg_queue_engine final : public queue_engine {
  public:
   explicit pg_queue_engine(pg::connection& db) : db_(db) {
-    pg_migrate(db_, "exactly.client", schema);
+    pg::migrate(db_, "exactly.client", schema);
   }
 
   bool enqueue(std::string_view endpoint, std::string_view id, const message& m,

@@ -34,42 +34,25 @@ server::parse_result<echo_payload> parse_echo(const server::incoming_request& in
 }
 
 // Adds one to the count of `id` in `table` (echo_executions or echo_deliveries), in the
-// transaction open on `db`: the same SQL on both engines but for its placeholders.
+// transaction open on `db`.
 void count_one(const database& db, const std::string& table, const std::string& id) {
-  const std::string upsert = "INSERT INTO " + table +
-                             "(id, n) VALUES(?, 1) ON CONFLICT(id) DO UPDATE SET n = " + table +
-                             ".n + 1";
-  if (db.kind() == engine::sqlite) {
-    db.as_sqlite().prepare(upsert).bind(1, id).run();
-  } else {
-    std::string sql = upsert;
-    sql.replace(sql.find('?'), 1, "$1");
-    db.as_postgres().execute(sql, id);
-  }
+  db.execute("INSERT INTO " + table +
+                 "(id, n) VALUES(?, 1) ON CONFLICT(id) DO UPDATE SET n = " + table + ".n + 1",
+             id);
 }
 
 // The count of `id` in `table`, or with id "" the sum over all ids.
 std::int64_t count_of(const database& db, const std::string& table, const std::string& id) {
-  const std::string where = id.empty() ? "" : " WHERE id = ";
-  const std::string sum = "SELECT coalesce(sum(n), 0) FROM " + table + where;
-  if (db.kind() == engine::sqlite) {
-    return id.empty() ? *db.as_sqlite().query_int64(sum)
-                      : *db.as_sqlite().query_int64(sum + "?", id);
-  }
-  return id.empty() ? *db.as_postgres().query_int64(sum)
-                    : *db.as_postgres().query_int64(sum + "$1", id);
+  const std::string sum = "SELECT coalesce(sum(n), 0) FROM " + table;
+  return *(id.empty() ? db.query_int64(sum) : db.query_int64(sum + " WHERE id = ?", id));
 }
 
 }  // namespace
 
 void register_echo_app(server::connector& c) {
-  const std::string tables =
+  c.storage().exec(
       "CREATE TABLE IF NOT EXISTS echo_executions (id TEXT PRIMARY KEY, n INTEGER NOT NULL);"
-      "CREATE TABLE IF NOT EXISTS echo_deliveries (id TEXT PRIMARY KEY, n INTEGER NOT NULL);";
-  if (c.storage().kind() == engine::sqlite)
-    c.db().exec(tables);
-  else
-    c.pg().exec(tables);
+      "CREATE TABLE IF NOT EXISTS echo_deliveries (id TEXT PRIMARY KEY, n INTEGER NOT NULL);");
   c.route<echo_payload>(echo_route, parse_echo, [](server::session<echo_payload>& s) {
     const std::string id = s.id().to_string();
     count_one(s.storage(), "echo_executions", id);

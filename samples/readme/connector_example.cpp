@@ -31,7 +31,8 @@ int main() {
         return exactly::server::stored_response{200, "application/json", R"({"ok":true})"};
       });
   payments.on_message("settle_transaction", [](exactly::server::message_context& m) {
-    m.db().prepare("INSERT INTO ledger(customer) VALUES(?)")
+    m.db()
+        .prepare("INSERT INTO ledger(customer) VALUES(?)")
         .bind(1, m.body.value("customer", ""))
         .run();
   });

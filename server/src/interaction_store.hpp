@@ -34,6 +34,24 @@ struct outbox_message {
   int attempts = 0;
 };
 
+// Records that `n` rows are in state `state` (its column value: 1 staged, 2 executed,
+// 3 tombstone); another value is ignored.
+inline void set_count(state_counts& c, std::int64_t state, std::int64_t n) {
+  switch (state) {
+    case 1:
+      c.staged = n;
+      break;
+    case 2:
+      c.executed = n;
+      break;
+    case 3:
+      c.tombstone = n;
+      break;
+    default:
+      break;
+  }
+}
+
 // A storage transaction; rolls back on destruction unless committed. commit() throws on failure.
 class store_transaction {
  public:

@@ -1,7 +1,7 @@
 #pragma once
 // The server's PostgreSQL schema: its migrations, applied in order by pg::migrate.
 
-#include <exactly/common/pg_migrations.hpp>
+#include <exactly/common/migrations.hpp>
 
 #include <span>
 

@@ -163,22 +163,8 @@ sweep_result pg_store::sweep(std::int64_t now_ms, const timing& t) {
 state_counts pg_store::counts() {
   state_counts c;
   const pg::result q = db_.query("SELECT state, count(*) FROM exactly_interactions GROUP BY state");
-  for (int i = 0; i < q.rows(); ++i) {
-    const std::int64_t n = q.int64(i, 1);
-    switch (q.int64(i, 0)) {
-      case 1:
-        c.staged = n;
-        break;
-      case 2:
-        c.executed = n;
-        break;
-      case 3:
-        c.tombstone = n;
-        break;
-      default:
-        break;
-    }
-  }
+  for (int i = 0; i < q.rows(); ++i)
+    set_count(c, q.int64(i, 0), q.int64(i, 1));
   return c;
 }
 

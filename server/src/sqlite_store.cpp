@@ -185,21 +185,8 @@ sweep_result sqlite_store::sweep(std::int64_t now_ms, const timing& t) {
 state_counts sqlite_store::counts() {
   state_counts c;
   auto& q = db_.prepare("SELECT state, count(*) FROM exactly_interactions GROUP BY state");
-  while (q.step()) {
-    switch (q.int64(0)) {
-      case 1:
-        c.staged = q.int64(1);
-        break;
-      case 2:
-        c.executed = q.int64(1);
-        break;
-      case 3:
-        c.tombstone = q.int64(1);
-        break;
-      default:
-        break;
-    }
-  }
+  while (q.step())
+    set_count(c, q.int64(0), q.int64(1));
   q.reset();
   return c;
 }

@@ -2,8 +2,8 @@
 // to each other: decide on one id at once, deliver one outbox message twice, sweep a row a
 // request holds.
 #include "server/src/pg_store.hpp"
-#include "tests/support/interaction_store_contract.hpp"
 #include "pg_cluster.hpp"
+#include "tests/support/interaction_store_contract.hpp"
 
 #include <future>
 

@@ -57,24 +57,12 @@ echo_server::echo_server(echo_server_config cfg) {
   http_ = std::make_unique<server::http_server>(so, *connector_);
   if (cfg.plain_route) {
     http_->add_route("POST", "/plain/{id}", [this](const server::http_request& r) {
-      const database db = connector_->storage();
-      if (db.kind() == engine::sqlite) {
-        db.as_sqlite()
-            .prepare("INSERT INTO plain_writes(id, body) VALUES(?, ?)")
-            .bind_all(r.params.at("id"), r.body)
-            .run();
-      } else {
-        db.as_postgres().execute("INSERT INTO plain_writes(id, body) VALUES($1, $2)",
-                                 r.params.at("id"), r.body);
-      }
+      connector_->storage().execute("INSERT INTO plain_writes(id, body) VALUES(?, ?)",
+                                    r.params.at("id"), r.body);
       return server::http_response{200, "application/json", R"({"ok":true})", {}};
     });
-    const char* table =
-        "CREATE TABLE IF NOT EXISTS plain_writes (id TEXT PRIMARY KEY, body TEXT NOT NULL)";
-    if (connector_->storage().kind() == engine::sqlite)
-      connector_->db().exec(table);
-    else
-      connector_->pg().exec(table);
+    connector_->storage().exec(
+        "CREATE TABLE IF NOT EXISTS plain_writes (id TEXT PRIMARY KEY, body TEXT NOT NULL)");
   }
   port_ = http_->start();
 }

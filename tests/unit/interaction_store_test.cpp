@@ -1,6 +1,6 @@
 // The storage contract run against the SQLite engine, and what only SQLite does (pages).
-#include "tests/support/interaction_store_contract.hpp"
 #include "server/src/sqlite_store.hpp"
+#include "tests/support/interaction_store_contract.hpp"
 
 namespace exactly::server {
 namespace {
