@@ -44,7 +44,7 @@ std::string handler_context::invoke_http(std::string_view url_template, std::str
   const auto at = url.find(protocol::id_placeholder);
   if (at == std::string::npos)
     throw std::invalid_argument("URL template without {id}: " + url);
-  const std::string id = request_id::mint(scope_.now_ms).to_string();
+  const std::string id = request_id::mint_monotonic(scope_.now_ms).to_string();
   url.replace(at, protocol::id_placeholder.size(), id);
   // A URL the transport cannot send to fails here, before anything is journaled or sent (a
   // cleanup DELETE of it could never be sent either).

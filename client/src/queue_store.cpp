@@ -10,8 +10,8 @@ queue_store::queue_store(database db)
                                         : make_pg_queue_engine(db.as_postgres())) {}
 
 bool queue_store::enqueue(std::string_view endpoint, const message& m, std::int64_t now_ms) {
-  return impl_->enqueue(endpoint, m.id.empty() ? request_id::mint(now_ms).to_string() : m.id, m,
-                        now_ms);
+  return impl_->enqueue(
+      endpoint, m.id.empty() ? request_id::mint_monotonic(now_ms).to_string() : m.id, m, now_ms);
 }
 
 }  // namespace exactly::client

@@ -10,7 +10,14 @@
 
 namespace exactly::server {
 
-connector::impl::impl(connector_options o) : opts(std::move(o)) {
+connector::impl::impl(connector_options o) : opts(std::move(o)), clock(opts.clock) {
+  open_store();
+  // A process starting with its clock set back decides no earlier than the store's time.
+  auto tx = store->begin(false);
+  clock.now_at_least(store->clock_floor());
+}
+
+void connector::impl::open_store() {
   if (opts.postgres) {
     // Reads go through the storage thread too: a second connection would serve GETs on the
     // network thread, where a round trip to PostgreSQL would hold up every connection.
@@ -67,7 +74,11 @@ std::vector<std::string> connector::routes() const {
 
 sweep_result connector::sweep() {
   auto tx = impl_->store->begin(true);
-  const sweep_result r = impl_->store->sweep(impl_->opts.clock(), impl_->opts.times);
+  // The time the sweep purges by is persisted with its work: no process sharing the store, and
+  // none started later, decides with an earlier time (a PUT of a purged id stays too old).
+  const std::int64_t now = impl_->clock.now_at_least(impl_->store->clock_floor());
+  const sweep_result r = impl_->store->sweep(now, impl_->opts.times);
+  impl_->store->raise_clock_floor(now);
   tx->commit();
   // The sweeper may run inside an open commit group: its work counts once that commits.
   impl_->store->after_commit([this, r] {
@@ -94,6 +105,7 @@ std::int64_t connector::dead_letters() {
 connector_stats connector::stats() const {
   connector_stats s = impl_->stats;
   s.replays += impl_->read_replays.load();
+  s.clock_step_backs = impl_->clock.step_backs();
   return s;
 }
 sqlite::connection& connector::db() {

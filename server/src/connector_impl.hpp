@@ -6,6 +6,7 @@
 
 #include "id_state.hpp"
 #include "interaction_store.hpp"
+#include "protocol_clock.hpp"
 
 #include <atomic>
 #include <map>
@@ -24,8 +25,10 @@ struct connector::impl {
 
   // Opens and migrates the store of the engine chosen, and its reader when separate reads apply.
   explicit impl(connector_options o);
+  void open_store();
 
   connector_options opts;
+  protocol_clock clock;  // opts.clock, never earlier than a time used before (any thread)
   std::unique_ptr<interaction_store> store;   // the protocol's rows, through the contract only
   std::optional<database> db;                 // the store's, for business logic and user routes
   std::unique_ptr<interaction_store> reader;  // GETs only, on the thread that calls read()

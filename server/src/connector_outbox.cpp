@@ -22,7 +22,7 @@ send_fn connector::impl::outbox_sender(std::string source, std::int64_t now) {
 
 std::size_t connector::dispatch_outbox(int batch) {
   auto& s = *impl_;
-  const std::int64_t now = s.opts.clock();
+  const std::int64_t now = s.clock.now();
   std::vector<outbox_message> due;
   {
     auto tx = s.store->begin(false);

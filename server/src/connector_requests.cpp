@@ -42,7 +42,7 @@ interaction_response connector::impl::answer(const interaction_request& r, Fn ca
 }
 
 interaction_response connector::impl::read(const interaction_request& r, const request_id& id) {
-  const request_facts facts{r.v, r.principal, id.timestamp_ms(), opts.clock(), "", r.content_type};
+  const request_facts facts{r.v, r.principal, id.timestamp_ms(), clock.now(), "", r.content_type};
   const auto rec = reader->find(r.route, r.id);
   std::optional<record_facts> known;
   if (rec)
@@ -59,12 +59,11 @@ interaction_response connector::impl::read(const interaction_request& r, const r
 
 interaction_response connector::impl::handle(const interaction_request& r, const request_id& id,
                                              const route_entry& route) {
-  const std::int64_t now = opts.clock();
+  std::int64_t now = clock.now();
   const std::string id_text(r.id);
   std::string digest;
   if (r.v == verb::put)
     digest = sha256(r.body);
-  const request_facts facts{r.v, r.principal, id.timestamp_ms(), now, digest, r.content_type};
 
   auto tx = store->begin(r.v != verb::get);
   if (r.v != verb::get)
@@ -78,8 +77,22 @@ interaction_response connector::impl::handle(const interaction_request& r, const
       known = *rec;
   } else {
     known = store->find_facts(r.route, id_text);
+    // Whether an unknown id may be staged, or needs a tombstone, is decided no earlier than any
+    // sweep that may have purged it (read after the lookup: a purge committed since is seen).
+    if (!known)
+      now = clock.now_at_least(store->clock_floor());
   }
+  const request_facts facts{r.v, r.principal, id.timestamp_ms(), now, digest, r.content_type};
   decision d = decide(known, facts, opts.times);
+  if (known && r.v != verb::get) {
+    // The first write to see an expiry writes it down, as the sweeper would: the answer given
+    // now (gone, or nothing to delete) then holds even if the clock is set back later.
+    const record_facts seen = effective(*known, now, opts.times);
+    if (seen.state != known->state) {
+      store->put_tombstone(r.route, id_text, known->owner, id.timestamp_ms(), seen.reason, now);
+      tx->commit();
+    }
+  }
 
   if (d.next_action == action::stage) {
     const incoming_request in{r.content_type, r.body};

@@ -29,7 +29,7 @@ struct http_server::impl {
         tls(make_tls_context(opts.tls)),
         storage(c.storage(), opts.group_commit),
         jobs(storage.context(), c, opts.sweep_interval, opts.dispatch_interval),
-        dispatch(c, auth, routes, counters, storage),
+        dispatch(c, auth, routes, counters, storage, opts.metrics_need_key),
         connections(net, opts.shutdown_grace),
         sessions{opts, tls.get(), dispatch, counters, connections} {}
 

@@ -127,7 +127,8 @@ decision decide_stage(bool payload_valid, std::int64_t principal_staged,
 bool tombstone_purgeable(std::int64_t id_ms, std::int64_t tombstoned_at_ms, std::int64_t now_ms,
                          const timing& t) {
   const std::int64_t horizon = now_ms - t.acceptance_window_ms;
-  return id_ms < horizon && tombstoned_at_ms < horizon;
+  return tombstoned_at_ms < horizon &&
+         (id_ms < horizon || id_ms > tombstoned_at_ms + t.max_future_skew_ms);
 }
 
 }  // namespace exactly::server

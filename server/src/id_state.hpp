@@ -67,8 +67,10 @@ decision decide(const std::optional<record_facts>& stored, const request_facts& 
 decision decide_stage(bool payload_valid, std::int64_t principal_staged,
                       std::int64_t max_staged_per_principal);
 
-// Whether a tombstone may be purged at `now_ms` (both the id's time and the tombstone's age
-// have left the acceptance window, so a PUT of the id is refused as too old).
+// Whether a tombstone may be purged at `now_ms`: both the id's time and the tombstone's age have
+// left the acceptance window, so a PUT of the id is refused as too old; or the tombstone's age
+// has, and its id is further ahead of the tombstone than the future skew, so it was never staged
+// (a PUT could not have staged it before the tombstone was written) and nothing of it ran.
 bool tombstone_purgeable(std::int64_t id_ms, std::int64_t tombstoned_at_ms, std::int64_t now_ms,
                          const timing& t);
 

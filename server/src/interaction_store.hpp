@@ -87,7 +87,12 @@ class interaction_store {
   virtual void put_tombstone(std::string_view route, std::string_view id, std::string_view owner,
                              std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms) = 0;
   virtual sweep_result sweep(std::int64_t now_ms, const timing& t) = 0;
+  // Rows by state, from counters kept in the transactions that change them: O(1), no scan.
   virtual state_counts counts() = 0;
+  // The highest protocol time any process sharing the store has persisted (0: none yet).
+  virtual std::int64_t clock_floor() = 0;
+  // In a write transaction: persists max(clock_floor(), ms).
+  virtual void raise_clock_floor(std::int64_t ms) = 0;
 
   virtual void outbox_add(std::string_view type, std::string_view body, std::string_view source,
                           std::int64_t now_ms) = 0;
@@ -101,6 +106,7 @@ class interaction_store {
                                   std::string_view error) = 0;
   virtual void outbox_dead_letter(std::int64_t seq, std::string_view error,
                                   std::int64_t now_ms) = 0;
+  // Both O(1), from counters as counts().
   virtual std::int64_t outbox_pending() = 0;
   virtual std::int64_t dead_letter_count() = 0;
 };

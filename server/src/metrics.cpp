@@ -49,6 +49,10 @@ std::string metrics::render(const connector_stats& s, const state_counts& rows,
           groups.requests);
   counter("exactly_commit_group_failures_total", "Groups whose COMMIT failed; none answered.",
           groups.failures);
+  counter("exactly_clock_step_backs_total",
+          "Times the system clock fell behind the highest time the protocol has used (it then "
+          "decides with that time until the clock catches up).",
+          s.clock_step_backs);
   counter("exactly_sweeper_released_pages_total",
           "Free database pages the sweeper gave back to the file system.", s.released_pages);
   o << "# HELP exactly_sweeper_deletions_total Rows changed by the sweeper, by kind.\n"

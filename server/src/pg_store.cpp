@@ -150,22 +150,31 @@ sweep_result pg_store::sweep(std::int64_t now_ms, const timing& t) {
       " WHERE state = 2 AND (route, id) IN (SELECT route, id FROM exactly_interactions"
       " WHERE state = 2 AND state_since_ms <= $2 FOR UPDATE SKIP LOCKED)",
       now_ms, now_ms - t.response_retention_ms);
-  // Same rule as tombstone_purgeable(): both the id's time and the tombstone's age left the window.
+  // Same rule as tombstone_purgeable().
   const std::int64_t horizon = now_ms - t.acceptance_window_ms;
   r.purged_tombstones = db_.execute(
       "DELETE FROM exactly_interactions WHERE state = 3 AND (route, id) IN (SELECT route, id"
-      " FROM exactly_interactions WHERE state = 3 AND state_since_ms < $1 AND id_ms < $2"
-      " FOR UPDATE SKIP LOCKED)",
-      horizon, horizon);
+      " FROM exactly_interactions WHERE state = 3 AND state_since_ms < $1"
+      " AND (id_ms < $1 OR id_ms > state_since_ms + $2) FOR UPDATE SKIP LOCKED)",
+      horizon, t.max_future_skew_ms);
   return r;  // space: PostgreSQL's autovacuum reuses it
 }
 
 state_counts pg_store::counts() {
   state_counts c;
-  const pg::result q = db_.query("SELECT state, count(*) FROM exactly_interactions GROUP BY state");
+  const pg::result q = db_.query(
+      "SELECT kind, sum(n)::BIGINT FROM exactly_row_counts WHERE kind IN (1, 2, 3) GROUP BY kind");
   for (int i = 0; i < q.rows(); ++i)
     set_count(c, q.int64(i, 0), q.int64(i, 1));
   return c;
+}
+
+std::int64_t pg_store::clock_floor() {
+  return db_.query_int64("SELECT high_water_ms FROM exactly_clock").value_or(0);
+}
+
+void pg_store::raise_clock_floor(std::int64_t ms) {
+  db_.execute("UPDATE exactly_clock SET high_water_ms = $1 WHERE high_water_ms < $1", ms);
 }
 
 void pg_store::outbox_add(std::string_view type, std::string_view body, std::string_view source,
@@ -220,11 +229,13 @@ void pg_store::outbox_dead_letter(std::int64_t seq, std::string_view error, std:
 }
 
 std::int64_t pg_store::outbox_pending() {
-  return *db_.query_int64("SELECT count(*) FROM exactly_server_outbox");
+  return *db_.query_int64(
+      "SELECT coalesce(sum(n), 0)::BIGINT FROM exactly_row_counts WHERE kind = 4");
 }
 
 std::int64_t pg_store::dead_letter_count() {
-  return *db_.query_int64("SELECT count(*) FROM exactly_server_dead_letters");
+  return *db_.query_int64(
+      "SELECT coalesce(sum(n), 0)::BIGINT FROM exactly_row_counts WHERE kind = 5");
 }
 
 }  // namespace exactly::server

@@ -34,6 +34,8 @@ class pg_store final : public interaction_store {
                      std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms) override;
   sweep_result sweep(std::int64_t now_ms, const timing& t) override;
   state_counts counts() override;
+  std::int64_t clock_floor() override;
+  void raise_clock_floor(std::int64_t ms) override;
 
   void outbox_add(std::string_view type, std::string_view body, std::string_view source,
                   std::int64_t now_ms) override;

@@ -53,8 +53,14 @@ http_request user_request(beast_request& req, std::map<std::string, std::string>
 }  // namespace
 
 request_dispatch::request_dispatch(connector& c, const authenticator& auth, const router& routes,
-                                   metrics& counters, storage_executor& storage)
-    : connector_(c), auth_(auth), routes_(routes), counters_(counters), storage_(storage) {}
+                                   metrics& counters, storage_executor& storage,
+                                   bool metrics_need_key)
+    : connector_(c),
+      auth_(auth),
+      routes_(routes),
+      counters_(counters),
+      storage_(storage),
+      metrics_need_key_(metrics_need_key) {}
 
 beast_response request_dispatch::reply(interaction_response r, unsigned version) {
   if (r.problem)
@@ -81,7 +87,8 @@ asio::awaitable<beast_response> request_dispatch::respond(beast_request& req,
     }
     return answered(to_beast(http_response{200, "text/plain", "ok\n", {}}, version));
   }
-  if (method == "GET" && path == "/metrics")
+  const bool metrics_wanted = method == "GET" && path == "/metrics";
+  if (metrics_wanted && !metrics_need_key_)
     return metrics_page(version);
 
   route_match m = routes_.match(method, path);
@@ -94,6 +101,8 @@ asio::awaitable<beast_response> request_dispatch::respond(beast_request& req,
     res.set(http::field::www_authenticate, "Bearer");
     return answered(std::move(res));
   }
+  if (metrics_wanted)
+    return metrics_page(version);
 
   switch (m.matched) {
     case route_match::kind::none:

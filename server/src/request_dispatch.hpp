@@ -17,8 +17,9 @@ class storage_executor;
 
 class request_dispatch {
  public:
+  // `metrics_need_key`: /metrics is answered only with a valid key, like the connector's routes.
   request_dispatch(connector& c, const authenticator& auth, const router& routes, metrics& counters,
-                   storage_executor& storage);
+                   storage_executor& storage, bool metrics_need_key);
 
   // The answer to `req` (network thread); `certificate_sha256`: the connection's client
   // certificate, "" when none. A failure of the request is an answer, not an exception.
@@ -32,7 +33,7 @@ class request_dispatch {
  private:
   // An answer known at once.
   static net::asio::awaitable<beast_response> answered(beast_response res);
-  // /metrics, rendered on the storage thread.
+  // /metrics, rendered on the storage thread (O(1): counters, no scan).
   net::asio::awaitable<beast_response> metrics_page(unsigned version);
   // A user route: its handler in the open commit group.
   net::asio::awaitable<beast_response> user_route(beast_request& req, route_match m,
@@ -47,6 +48,7 @@ class request_dispatch {
   const router& routes_;
   metrics& counters_;
   storage_executor& storage_;
+  bool metrics_need_key_;
 };
 
 }  // namespace exactly::server

@@ -162,11 +162,14 @@ sweep_result sqlite_store::sweep(std::int64_t now_ms, const timing& t) {
       " response_status = NULL, response_content_type = NULL, response_body = NULL"
       " WHERE state = 2 AND state_since_ms <= ?",
       now_ms, now_ms - t.response_retention_ms);
-  // Same rule as tombstone_purgeable(): both the id's time and the tombstone's age left the window.
+  // Same rule as tombstone_purgeable().
   const std::int64_t horizon = now_ms - t.acceptance_window_ms;
-  r.purged_tombstones = changed(
-      "DELETE FROM exactly_interactions WHERE state = 3 AND state_since_ms < ? AND id_ms < ?",
-      horizon, horizon);
+  db_.prepare(
+         "DELETE FROM exactly_interactions WHERE state = 3 AND state_since_ms < ?"
+         " AND (id_ms < ? OR id_ms > state_since_ms + ?)")
+      .bind_all(horizon, horizon, t.max_future_skew_ms)
+      .run();
+  r.purged_tombstones = db_.changes();
   // Free pages beyond a slack (an eighth of the pages in use) go back to the file system, so the
   // file follows the rows in flight and the window of tombstones instead of their highest count
   // ever.
@@ -184,11 +187,21 @@ sweep_result sqlite_store::sweep(std::int64_t now_ms, const timing& t) {
 
 state_counts sqlite_store::counts() {
   state_counts c;
-  auto& q = db_.prepare("SELECT state, count(*) FROM exactly_interactions GROUP BY state");
+  auto& q = db_.prepare("SELECT kind, n FROM exactly_row_counts WHERE kind IN (1, 2, 3)");
   while (q.step())
     set_count(c, q.int64(0), q.int64(1));
   q.reset();
   return c;
+}
+
+std::int64_t sqlite_store::clock_floor() {
+  return db_.query_int64("SELECT high_water_ms FROM exactly_clock").value_or(0);
+}
+
+void sqlite_store::raise_clock_floor(std::int64_t ms) {
+  db_.prepare("UPDATE exactly_clock SET high_water_ms = ? WHERE high_water_ms < ?")
+      .bind_all(ms, ms)
+      .run();
 }
 
 void sqlite_store::outbox_add(std::string_view type, std::string_view body, std::string_view source,
@@ -245,11 +258,11 @@ void sqlite_store::outbox_dead_letter(std::int64_t seq, std::string_view error,
 }
 
 std::int64_t sqlite_store::outbox_pending() {
-  return *db_.query_int64("SELECT count(*) FROM exactly_server_outbox");
+  return db_.query_int64("SELECT n FROM exactly_row_counts WHERE kind = 4").value_or(0);
 }
 
 std::int64_t sqlite_store::dead_letter_count() {
-  return *db_.query_int64("SELECT count(*) FROM exactly_server_dead_letters");
+  return db_.query_int64("SELECT n FROM exactly_row_counts WHERE kind = 5").value_or(0);
 }
 
 }  // namespace exactly::server

@@ -265,6 +265,21 @@ TEST(server_faults, metrics_count_what_happened) {
   EXPECT_EQ(c.request("GET", "/healthz").body, "ok\n");
 }
 
+TEST(server_faults, metrics_can_require_a_key) {
+  echo_server_config cfg;
+  cfg.metrics_need_key = true;
+  echo_server server(cfg);
+  http_client c(server.port());
+  const auto refused = c.request("GET", "/metrics");
+  EXPECT_EQ(refused.status, 401u);
+  EXPECT_EQ(refused.body.find("exactly_"), std::string::npos);
+  EXPECT_EQ(c.request("GET", "/metrics", "", {{"Authorization", "Bearer wrong"}}).status, 401u);
+  const auto r = c.request("GET", "/metrics", "", alice);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_NE(r.body.find("exactly_interactions{state=\"staged\"} 0\n"), std::string::npos);
+  EXPECT_EQ(c.request("GET", "/healthz").status, 200u);  // health stays open for balancers
+}
+
 TEST(server_faults, sweeper_enforces_retention_and_is_measured) {
   echo_server server;
   http_client c(server.port());

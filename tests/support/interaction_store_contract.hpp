@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <stdexcept>
@@ -179,6 +180,86 @@ TEST_P(interaction_store_contract, count_staged_follows_every_way_in_and_out) {
   in_tx([&] { store_->sweep(t0 + t.staged_ttl_ms, t); });  // c and d expire, e too
   EXPECT_EQ(staged("alice"), 0);
   EXPECT_EQ(staged("bob"), 0);
+}
+
+// A tombstone of an id from far in the future (written before DELETE refused such ids) is purged
+// once its own age has left the window; one within the skew waits for its id's time as before.
+TEST_P(interaction_store_contract, sweep_purges_far_future_tombstones_by_their_age) {
+  const timing t{};
+  in_tx([&] {
+    store_->put_tombstone("/r/{id}", "far", "alice", 8'000'000'000'000'000,
+                          tombstone_reason::deleted, t0);
+    store_->put_tombstone("/r/{id}", "near", "alice", t0 + t.max_future_skew_ms,
+                          tombstone_reason::deleted, t0);
+  });
+  EXPECT_EQ(in_tx([&] { return store_->sweep(t0 + t.acceptance_window_ms, t); }).purged_tombstones,
+            0);
+  EXPECT_EQ(
+      in_tx([&] { return store_->sweep(t0 + t.acceptance_window_ms + 1, t); }).purged_tombstones,
+      1);
+  EXPECT_FALSE(in_tx([&] { return store_->find_facts("/r/{id}", "far"); }).has_value());
+  EXPECT_TRUE(in_tx([&] { return store_->find_facts("/r/{id}", "near"); }).has_value());
+}
+
+// The counters /metrics reads follow every way a row comes, changes state and goes, and what a
+// rolled-back transaction did is not counted.
+TEST_P(interaction_store_contract, row_counters_follow_every_change) {
+  const timing t{};
+  auto rows = [&] {
+    return in_tx([&] {
+      const state_counts c = store_->counts();
+      return std::array<std::int64_t, 5>{c.staged, c.executed, c.tombstone,
+                                         store_->outbox_pending(), store_->dead_letter_count()};
+    });
+  };
+  using counts = std::array<std::int64_t, 5>;
+  EXPECT_EQ(rows(), (counts{0, 0, 0, 0, 0}));
+  in_tx([&] {
+    for (const char* id : {"a", "b", "c", "d"})
+      store_->insert_staged("/r/{id}", id, "alice", t0, t0, "", "", "");
+    store_->put_tombstone("/r/{id}", "unknown", "alice", t0, tombstone_reason::deleted, t0);
+    store_->outbox_add("m", "{}", "s", t0);
+    store_->outbox_add("m", "{}", "s", t0);
+  });
+  EXPECT_EQ(rows(), (counts{4, 0, 1, 2, 0}));
+  in_tx([&] { store_->mark_executed("/r/{id}", "a", {}, t0); });
+  EXPECT_EQ(rows(), (counts{3, 1, 1, 2, 0}));
+  in_tx([&] {
+    store_->put_tombstone("/r/{id}", "b", "alice", t0, tombstone_reason::deleted, t0);
+    store_->put_tombstone("/r/{id}", "a", "alice", t0, tombstone_reason::deleted, t0);
+    store_->put_tombstone("/r/{id}", "unknown", "alice", t0, tombstone_reason::deleted, t0);
+  });
+  EXPECT_EQ(rows(), (counts{2, 0, 3, 2, 0}));
+  {
+    auto tx = store_->begin(true);
+    store_->put_tombstone("/r/{id}", "c", "alice", t0, tombstone_reason::deleted, t0);
+    store_->insert_staged("/r/{id}", "e", "alice", t0, t0, "", "", "");
+    store_->outbox_add("m", "{}", "s", t0);
+  }  // rolled back
+  EXPECT_EQ(rows(), (counts{2, 0, 3, 2, 0}));
+  const auto due = in_tx([&] { return store_->outbox_due(t0, 10); });
+  ASSERT_EQ(due.size(), 2u);
+  in_tx([&] {
+    store_->outbox_dead_letter(due[0].seq, "gave up", t0);
+    store_->outbox_remove(due[1].seq);
+  });
+  EXPECT_EQ(rows(), (counts{2, 0, 3, 0, 1}));
+  in_tx([&] { store_->sweep(t0 + t.staged_ttl_ms, t); });  // c, d expire; a, b, unknown purged
+  EXPECT_EQ(rows(), (counts{0, 0, 2, 0, 1}));
+}
+
+// The persisted high-water time only rises, and only with the transaction that raised it.
+TEST_P(interaction_store_contract, clock_floor_only_rises_and_commits_with_its_transaction) {
+  EXPECT_EQ(in_tx([&] { return store_->clock_floor(); }), 0);
+  in_tx([&] { store_->raise_clock_floor(t0 + 50); });
+  EXPECT_EQ(in_tx([&] { return store_->clock_floor(); }), t0 + 50);
+  in_tx([&] { store_->raise_clock_floor(t0); });
+  EXPECT_EQ(in_tx([&] { return store_->clock_floor(); }), t0 + 50);
+  {
+    auto tx = store_->begin(true);
+    store_->raise_clock_floor(t0 + 90);
+  }  // rolled back
+  EXPECT_EQ(in_tx([&] { return store_->clock_floor(); }), t0 + 50);
 }
 
 TEST_P(interaction_store_contract, outbox_retries_and_dead_letters) {

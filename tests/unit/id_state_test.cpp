@@ -219,6 +219,13 @@ TEST(id_state, tombstone_purge_needs_both_times_out_of_the_window) {
   EXPECT_FALSE(tombstone_purgeable(edge, edge - 1, now, t));
   EXPECT_FALSE(tombstone_purgeable(edge - 1, edge, now, t));
   EXPECT_FALSE(tombstone_purgeable(now, now, now, t));
+  // A tombstone of an id from further ahead than the skew (written before DELETE refused such
+  // ids): purgeable once its own age has left the window, whatever its id says.
+  const std::int64_t far = 8'000'000'000'000'000;  // year 10889-like
+  EXPECT_TRUE(tombstone_purgeable(far, edge - 1, now, t));
+  EXPECT_FALSE(tombstone_purgeable(far, edge, now, t));
+  EXPECT_TRUE(tombstone_purgeable(edge - 1 + t.max_future_skew_ms + 1, edge - 1, now, t));
+  EXPECT_FALSE(tombstone_purgeable(edge - 1 + t.max_future_skew_ms, edge - 1, now, t));
 }
 
 }  // namespace

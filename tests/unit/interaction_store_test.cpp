@@ -58,13 +58,22 @@ TEST(sqlite_store_file, an_upgraded_database_counts_the_rows_staged_before) {
     db.exec(
         "DROP TRIGGER exactly_staged_insert; DROP TRIGGER exactly_staged_leave;"
         "DROP TRIGGER exactly_staged_delete; DROP TABLE exactly_staged_counts;"
+        "DROP TRIGGER exactly_count_insert; DROP TRIGGER exactly_count_move;"
+        "DROP TRIGGER exactly_count_delete; DROP TRIGGER exactly_count_outbox_insert;"
+        "DROP TRIGGER exactly_count_outbox_delete; DROP TRIGGER exactly_count_dead_insert;"
+        "DROP TRIGGER exactly_count_dead_delete; DROP TABLE exactly_row_counts;"
+        "DROP TABLE exactly_clock;"
         "UPDATE exactly_schema_version SET version = 1 WHERE component = 'exactly.server'");
   }
   {
     sqlite_store store(path, sqlite::options{});
     EXPECT_EQ(store.count_staged("alice"), 3);
+    EXPECT_EQ(store.counts().staged, 3);
     store.mark_executed("/r/{id}", "a", {}, t0);
     EXPECT_EQ(store.count_staged("alice"), 2);
+    EXPECT_EQ(store.counts().staged, 2);
+    EXPECT_EQ(store.counts().executed, 1);
+    EXPECT_EQ(store.clock_floor(), 0);
   }
 }
 

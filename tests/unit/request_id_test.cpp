@@ -1,8 +1,10 @@
+#include <exactly/common/clock.hpp>
 #include <exactly/common/request_id.hpp>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 namespace exactly {
@@ -55,6 +57,25 @@ TEST(request_id, mints_are_distinct_and_sort_by_time) {
   for (std::int64_t ms : {1000, 2000, 3000, 4000})
     by_time.push_back(request_id::mint(ms).to_string());
   EXPECT_TRUE(std::is_sorted(by_time.begin(), by_time.end()));
+}
+
+// Ids minted for invocations only rise in one process, even when the clock is set back. The
+// times used are today's: the minter is process-wide, and other tests mint with the real clock.
+TEST(request_id, monotonic_mints_rise_across_a_clock_set_back) {
+  const std::int64_t now = system_now_ms();
+  const request_id first = request_id::mint_monotonic(now);
+  const request_id back = request_id::mint_monotonic(now - 5000);
+  EXPECT_GE(first.timestamp_ms(), now);
+  EXPECT_GE(back.timestamp_ms(), first.timestamp_ms());
+  EXPECT_LT(first.to_string(), back.to_string());
+  ASSERT_TRUE(request_id::parse(back.to_string()).has_value());  // still a canonical UUIDv7
+
+  // Many in one millisecond: strictly rising, all distinct, borrowing the next milliseconds.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 10000; ++i)
+    ids.push_back(request_id::mint_monotonic(now).to_string());
+  EXPECT_TRUE(std::adjacent_find(ids.begin(), ids.end(), std::greater_equal<>()) == ids.end());
+  EXPECT_LE(request_id::parse(ids.back())->timestamp_ms(), now + 10);
 }
 
 TEST(request_id, system_mint_is_close_to_now) {

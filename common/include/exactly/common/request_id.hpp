@@ -17,6 +17,11 @@ class request_id {
   static request_id mint(std::int64_t unix_ms);
   // Mints a fresh id with the system clock's current time.
   static request_id mint();
+  // As mint(unix_ms), but ids minted this way in one process only rise: the time is never
+  // earlier than the last one used (a clock set back mints with that time until it catches up),
+  // and ids of one millisecond count up in their 12 bits after the version (RFC 9562 §6.2,
+  // method 1), with 62 random bits left. Thread-safe.
+  static request_id mint_monotonic(std::int64_t unix_ms);
   // Parses canonical lowercase text (8-4-4-4-12 hex); nullopt for anything else, including
   // uppercase, other UUID versions and non-RFC 9562 variants.
   static std::optional<request_id> parse(std::string_view text);

@@ -38,6 +38,7 @@ struct connector_stats {
   std::int64_t executions = 0, replays = 0, logic_failures = 0;
   std::int64_t swept_staged = 0, swept_responses = 0, purged_tombstones = 0, released_pages = 0;
   std::int64_t messages_delivered = 0, messages_failed = 0, messages_dead_lettered = 0;
+  std::int64_t clock_step_backs = 0;  // times the system clock fell behind the protocol's time
 };
 
 // One protocol request, after HTTP parsing and authentication.

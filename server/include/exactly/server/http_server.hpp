@@ -56,6 +56,9 @@ struct server_options {
   // Requests that reach the storage thread while a commit is under way share the next commit
   // (one fsync); each is answered only once its group is durable. false: one commit each.
   bool group_commit = true;
+  // /metrics answers only requests with a valid API key (or a client certificate that names a
+  // principal); off by default, so a scraper on the local network needs no key.
+  bool metrics_need_key = false;
 };
 
 class http_server {
