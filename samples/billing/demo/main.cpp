@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -182,6 +183,7 @@ int run(const options& o) {
   // authorizations open belong to it, so any of them (and any restart) may debit them.
   const std::string key = fresh_key();
   const fs::path keys_file = write_keys_file(dir, "billing", key);
+  ::setenv("EXACTLY_PAYMENT_API_KEY", key.c_str(), 1);  // orders-billing's, off its command line
 
   std::cout << "billing demo: " << o.orders << " orders for " << o.customers
             << " customers, opening balance " << o.opening_balance << " cents, amounts 1.."
@@ -241,7 +243,7 @@ int run(const options& o) {
     args.insert(args.end(),
                 {"--payment-url",
                  "http://127.0.0.1:" + std::to_string(target_ports[i % target_ports.size()]),
-                 "--api-key", key, "--workers", std::to_string(o.workers)});
+                 "--workers", std::to_string(o.workers)});
     const std::string name =
         o.billing_processes == 1 ? "orders-billing" : "orders-billing-" + std::to_string(i + 1);
     billings.push_back(std::make_unique<service>(name, args, dir));
