@@ -10,6 +10,8 @@
 
 #include <sys/wait.h>
 
+#include <csignal>
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -39,6 +41,13 @@ std::string quoted(const std::string& s) {
   for (const char c : s)
     out += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return out + "'";
+}
+
+// Ends a started server with SIGTERM. It exits 0, or dies of the signal when it came before the
+// server's run() took over SIGTERM, a moment after it printed "listening" (http_server's window).
+void stop(child_process& p) {
+  const int status = p.terminate();
+  EXPECT_TRUE(status == 0 || status == 128 + SIGTERM) << status;
 }
 
 class sample_startup : public ::testing::Test {
@@ -112,7 +121,7 @@ TEST_F(sample_startup, open_mode_is_chosen_with_open_and_excludes_keys) {
   auto p = start("", payment({"--open"}));
   EXPECT_NE(err().find("no authentication"), std::string::npos) << err();
   EXPECT_EQ(status("GET", "/accounts/c1", ""), 404u);  // served without a key
-  EXPECT_EQ(p->terminate(), 0);
+  stop(*p);
 }
 
 TEST_F(sample_startup, a_bad_keys_file_line_is_a_startup_error_naming_the_line) {
@@ -136,20 +145,20 @@ TEST_F(sample_startup, keys_from_the_environment_name_principals) {
   EXPECT_EQ(status("GET", "/accounts/c1", billing_key), 404u);
   EXPECT_EQ(status("GET", "/accounts/c1", "wrong-key-0123456789"), 401u);
   EXPECT_EQ(status("GET", "/accounts/c1", ""), 401u);
-  EXPECT_EQ(p->terminate(), 0);
+  stop(*p);
 }
 
 TEST_F(sample_startup, a_key_on_the_command_line_works_with_a_warning) {
   auto p = start("", payment({"--api-key", "billing:" + billing_key}));
   EXPECT_NE(err().find("other users of this machine see it"), std::string::npos) << err();
   EXPECT_EQ(status("GET", "/accounts/c1", billing_key), 404u);
-  EXPECT_EQ(p->terminate(), 0);
+  stop(*p);
   EXPECT_EQ(err().find(billing_key), std::string::npos);
   // The echo server spells keys the same way, and not the old KEY=PRINCIPAL.
   auto e = start("", {echo_server_bin, "--listen", "127.0.0.1:0", "--db",
                       (dir_.path() / "echo.db").string(), "--api-key", "me:" + billing_key});
   EXPECT_EQ(status("GET", "/vectors/echo/" + request_id::mint().to_string(), billing_key), 404u);
-  EXPECT_EQ(e->terminate(), 0);
+  stop(*e);
   EXPECT_EQ(exit_status("", {echo_server_bin, "--db", (dir_.path() / "echo.db").string(),
                              "--api-key", billing_key + "=me"}),
             2);
@@ -168,7 +177,7 @@ TEST_F(sample_startup, the_owner_is_the_principal_and_no_key_is_stored_or_logged
   const std::string other = "/payment/authorize/" + request_id::mint().to_string();
   ASSERT_EQ(status("PUT", other, shop_key, R"({"customer_id":"c1","amount_cents":5})"), 201u);
   EXPECT_EQ(status("POST", other, shop_key), 404u);
-  EXPECT_EQ(p->terminate(), 0);
+  stop(*p);
   {
     sqlite::connection c(db());
     EXPECT_EQ(c.query_int64("SELECT count(*) FROM exactly_interactions WHERE owner = 'billing'"),
