@@ -240,7 +240,7 @@ TEST_F(payment_service, bad_bytes_are_refused_never_a_500) {
 
 TEST(payment_service_schema, tables_from_before_account_owners_are_refused_at_install) {
   temp_dir dir;
-  server::connector c({.db_path = (dir.path() / "payment.db").string()});
+  server::connector c(payment_options(dir));
   c.storage().exec("CREATE TABLE accounts (customer_id TEXT PRIMARY KEY, balance_cents BIGINT)");
   server::http_server http({.api_keys = {{"billing-key", "billing"}}}, c);
   EXPECT_THROW(samples::payment::install(c, http, 1000), std::runtime_error);
