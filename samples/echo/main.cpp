@@ -3,6 +3,8 @@
 
 #include "echo_app.hpp"
 
+#include <key_options.hpp>
+
 #include <exactly/common/request_id.hpp>
 #include <exactly/server/http_server.hpp>
 
@@ -12,14 +14,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 int main(int argc, char** argv) {
   CLI::App app{"exactly echo server: the /vectors/echo/{id} connector route"};
   std::string listen = "127.0.0.1:8080";
   std::string db = "echo-server.db";
-  std::vector<std::string> keys;
-  bool open = false;
+  exactly::samples::keys::key_flags key_flags;
   bool relaxed = false;
   std::size_t max_body = 1 << 20;
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0 picks a free one)");
@@ -28,8 +30,7 @@ int main(int argc, char** argv) {
   app.add_option("--postgres", postgres,
                  "store in PostgreSQL instead (a libpq connection string); several instances may "
                  "share it");
-  app.add_option("--api-key", keys, "KEY=PRINCIPAL, repeatable; required unless --open");
-  app.add_flag("--open", open, "no authentication (local demos only)");
+  exactly::samples::keys::add_key_options(app, key_flags);
   app.add_flag("--synchronous-normal", relaxed,
                "opt out of synchronous=FULL (faster, may lose the last commits on power loss)");
   app.add_option("--max-body-bytes", max_body, "largest accepted request body");
@@ -50,15 +51,15 @@ int main(int argc, char** argv) {
   exactly::server::server_options so;
   so.host = address->host;
   so.port = address->port;
-  so.open_mode = open;
   so.max_body_bytes = max_body;
-  for (const std::string& k : keys) {
-    const auto eq = k.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == k.size()) {
-      std::cerr << "--api-key must be KEY=PRINCIPAL\n";
-      return 2;
-    }
-    so.api_keys.push_back({k.substr(0, eq), k.substr(eq + 1)});
+  try {
+    auto keys = exactly::samples::keys::resolve_keys(
+        key_flags, std::getenv(exactly::samples::keys::environment_variable), std::cerr);
+    so.open_mode = keys.open_mode;
+    so.api_keys = std::move(keys.keys);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "echo-server: " << e.what() << '\n';
+    return 2;
   }
   try {
     exactly::server::connector_options co;

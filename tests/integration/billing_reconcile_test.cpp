@@ -40,10 +40,12 @@ class billing_reconcile : public ::testing::Test {
         "INSERT INTO billing_invocations VALUES ('order-1', 'r1', 1), ('order-2', 'r2', 1);"
         "INSERT INTO billing_responses VALUES ('order-1', 200, 1), ('order-2', 402, 1);");
     payment(
-        "INSERT INTO accounts VALUES ('alice', 900), ('bob', 1000);"
+        "INSERT INTO accounts(customer_id, owner, balance_cents)"
+        " VALUES ('alice', 'billing', 900), ('bob', 'billing', 1000);"
         "INSERT INTO authorizations VALUES ('r1', 'alice', 100, 'order-1');"
         "INSERT INTO ledger VALUES ('r1', 'alice', 100);"
-        "INSERT INTO declines VALUES ('r2', 'bob', 5000, 'order-2');");
+        "INSERT INTO declines(request_id, customer_id, amount_cents, reference)"
+        " VALUES ('r2', 'bob', 5000, 'order-2');");
   }
 
   std::string payment_db() const { return (dir_.path() / "payment.db").string(); }

@@ -21,10 +21,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 namespace fs = std::filesystem;
@@ -126,6 +129,34 @@ std::int64_t finished_orders(const exactly::database& db) {
   }
 }
 
+// A fresh random API key for this run: 64 hex digits (not drawn from the seeded generator, so a
+// seed repeats the same orders and faults with a new key).
+std::string fresh_key() {
+  std::random_device device;
+  std::string key;
+  for (int i = 0; i < 8; ++i) {
+    char part[9];
+    std::snprintf(part, sizeof part, "%08x", static_cast<unsigned>(device()));
+    key += part;
+  }
+  return key;
+}
+
+// Writes <dir>/payment-keys (mode 600) naming `principal` by `key`, for payment-service's
+// --api-keys-file: the key stays off the payment side's command line.
+fs::path write_keys_file(const fs::path& dir, const std::string& principal,
+                         const std::string& key) {
+  const fs::path path = dir / "payment-keys";
+  {
+    std::ofstream out(path, std::ios::trunc);
+    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+    out << principal << ':' << key << '\n';
+    if (!out.flush())
+      throw std::runtime_error("cannot write " + path.string());
+  }
+  return path;
+}
+
 int run(const options& o) {
   const std::uint64_t seed = o.seed != 0 ? o.seed : std::random_device{}();
   std::mt19937_64 rng(seed);
@@ -148,7 +179,11 @@ int run(const options& o) {
     st.orders_db = (dir / "orders.db").string();
     st.payment_db = (dir / "payment.db").string();
   }
-  const std::string key = "billing-demo-key";
+  // One principal, "billing", for every orders-billing process: the accounts its first
+  // authorizations open belong to it, so any of them (and any restart) may debit them.
+  const std::string key = fresh_key();
+  const fs::path keys_file = write_keys_file(dir, "billing", key);
+  ::setenv("EXACTLY_PAYMENT_API_KEY", key.c_str(), 1);  // orders-billing's, off its command line
 
   std::cout << "billing demo: " << o.orders << " orders for " << o.customers
             << " customers, opening balance " << o.opening_balance << " cents, amounts 1.."
@@ -179,7 +214,7 @@ int run(const options& o) {
     for (std::string& a : st.args(false))
       args.push_back(std::move(a));
     args.insert(args.end(), {"--initial-balance-cents", std::to_string(o.opening_balance)});
-    args.insert(args.end(), {"--api-key", key});
+    args.insert(args.end(), {"--api-keys-file", keys_file.string()});
     const std::string name =
         o.payment_instances == 1 ? "payment-service" : "payment-service-" + std::to_string(i + 1);
     payments.push_back(std::make_unique<service>(name, args, dir));
@@ -208,7 +243,7 @@ int run(const options& o) {
     args.insert(args.end(),
                 {"--payment-url",
                  "http://127.0.0.1:" + std::to_string(target_ports[i % target_ports.size()]),
-                 "--api-key", key, "--workers", std::to_string(o.workers)});
+                 "--workers", std::to_string(o.workers)});
     const std::string name =
         o.billing_processes == 1 ? "orders-billing" : "orders-billing-" + std::to_string(i + 1);
     billings.push_back(std::make_unique<service>(name, args, dir));

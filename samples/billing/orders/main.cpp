@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 
@@ -24,11 +25,21 @@ int main(int argc, char** argv) {
                  "keep both endpoints in PostgreSQL instead (a libpq connection string); several "
                  "processes may share it, each message handled by one of them");
   app.add_option("--payment-url", s.payment_url, "http://HOST:PORT of the payment service");
-  app.add_option("--api-key", s.api_key, "bearer key for the payment service (none = no key)");
+  app.add_option("--api-key", s.api_key,
+                 "bearer key for the payment service; for quick local runs only (other users see "
+                 "it in ps): prefer the environment variable EXACTLY_PAYMENT_API_KEY. Neither: "
+                 "no key");
   app.add_option("--workers", workers, "concurrent handlers")->check(CLI::Range(1, 256));
   app.add_flag("--synchronous-normal", normal,
                "opt out of synchronous=FULL (faster; a power cut may lose recent commits)");
   CLI11_PARSE(app, argc, argv);
+  if (!s.api_key.empty()) {
+    std::cerr << "orders-billing: warning: --api-key puts the key on the command line, where "
+                 "other users of this machine see it (ps); use EXACTLY_PAYMENT_API_KEY outside "
+                 "quick local runs\n";
+  } else if (const char* key = std::getenv("EXACTLY_PAYMENT_API_KEY")) {
+    s.api_key = key;
+  }
 
   // Patient retries: a payment service that restarts must not send orders to the error queue.
   s.endpoint.max_attempts = 60;

@@ -3,12 +3,15 @@
 
 #include "payment_app.hpp"
 
+#include <key_options.hpp>
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <exactly/common/host_port.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 int main(int argc, char** argv) {
@@ -16,7 +19,7 @@ int main(int argc, char** argv) {
   std::string listen = "127.0.0.1:8081";
   std::string db = "payment.db";
   std::int64_t initial_balance = 100'000;
-  std::vector<std::string> keys;
+  exactly::samples::keys::key_flags key_flags;
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0 picks a free one)");
   app.add_option("--db", db, "SQLite database file");
   std::string postgres;
@@ -24,9 +27,7 @@ int main(int argc, char** argv) {
                  "store in PostgreSQL instead (a libpq connection string); several instances may "
                  "share it");
   app.add_option("--initial-balance-cents", initial_balance, "opening balance of a new account");
-  app.add_option("--api-key", keys,
-                 "accepted API key (repeatable; the key names its principal); "
-                 "none = open mode");
+  exactly::samples::keys::add_key_options(app, key_flags);
   CLI11_PARSE(app, argc, argv);
   spdlog::set_default_logger(spdlog::stderr_color_mt("payment-service"));
 
@@ -38,9 +39,15 @@ int main(int argc, char** argv) {
   exactly::server::server_options so;
   so.host = address->host;
   so.port = address->port;
-  so.open_mode = keys.empty();
-  for (const std::string& k : keys)
-    so.api_keys.push_back({k, k});
+  try {
+    auto keys = exactly::samples::keys::resolve_keys(
+        key_flags, std::getenv(exactly::samples::keys::environment_variable), std::cerr);
+    so.open_mode = keys.open_mode;
+    so.api_keys = std::move(keys.keys);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "payment-service: " << e.what() << '\n';
+    return 2;
+  }
   try {
     exactly::server::connector_options co{.db_path = db};
     if (!postgres.empty())
