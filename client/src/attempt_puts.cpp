@@ -26,8 +26,9 @@ void attempt_puts::begin_attempt(std::size_t handler) {
   attempt_.clear();
 }
 
-void attempt_puts::send(const journal_entry& put, std::string_view content_type,
-                        std::string_view body) {
+std::optional<std::int64_t> attempt_puts::send(const journal_entry& put,
+                                               std::string_view content_type,
+                                               std::string_view body) {
   // Journaled before the PUT: DELETEd later if this attempt does not commit, even after a crash.
   // The attempt is marked running (PostgreSQL) before its entry exists, so the orphan recovery
   // never takes an entry whose attempt may still commit.
@@ -38,8 +39,8 @@ void attempt_puts::send(const journal_entry& put, std::string_view content_type,
   http_call call{"PUT", put.url, std::string(content_type), std::string(body)};
   if (wait_ == put_wait::before_commit) {  // its answer is awaited before the batch commits
     auto answer = core_.opts.transport->start(call);
-    awaited_.push_back({std::move(call), std::move(answer), handler_});
-    return;
+    awaited_.push_back({put.request_id, std::move(call), std::move(answer), handler_});
+    return std::nullopt;
   }
   const put_result r = send_until_answered(call, std::nullopt);
   if (r.step.action == lifecycle_action::fail_handler) {
@@ -49,6 +50,7 @@ void attempt_puts::send(const journal_entry& put, std::string_view content_type,
     throw std::runtime_error("invoke_http " + describe_answer("PUT", r.answer));
   }
   crash_point("client.after_put_before_commit");
+  return available_until(r.answer);
 }
 
 attempt_puts::put_result attempt_puts::send_until_answered(const http_call& call,
@@ -99,10 +101,15 @@ bool attempt_puts::staged_for_commit(const std::vector<bool>& committed) {
       answer.transport_failed = true;
       answer.error = e.what();
     }
-    if (committed[p.handler]) {
-      all_staged &=
-          send_until_answered(p.call, std::move(answer)).step.next == invocation_state::staged;
+    if (!committed[p.handler])
+      continue;
+    const put_result r = send_until_answered(p.call, std::move(answer));
+    if (r.step.next != invocation_state::staged) {
+      all_staged = false;
+      continue;
     }
+    if (const auto until = available_until(r.answer))
+      core_.invocations.record_staged_until(p.request_id, *until);
   }
   if (all_staged)
     crash_point("client.after_put_before_commit");

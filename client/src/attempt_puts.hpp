@@ -23,14 +23,17 @@ class attempt_puts {
   // The handler at `handler` (index in the batch) starts an attempt.
   void begin_attempt(std::size_t handler);
   // Journals `put` (committed before the PUT goes out) and sends it. With put_wait::in_handler it
-  // returns once the PUT is staged, or queues the id's DELETE in the handler's transaction and
-  // throws; with put_wait::before_commit it returns at once.
-  void send(const journal_entry& put, std::string_view content_type, std::string_view body);
+  // returns once the PUT is staged, with until when the server keeps it (its answer's
+  // Exactly-Once-Retention, nullopt when absent), or queues the id's DELETE in the handler's
+  // transaction and throws; with put_wait::before_commit it returns nullopt at once.
+  std::optional<std::int64_t> send(const journal_entry& put, std::string_view content_type,
+                                   std::string_view body);
   // The attempt in progress ended with `failure` (handler_failed or attempts_exhausted): each id it
   // PUT gets a DELETE, in the caller's transaction.
   void end_failed_attempt(lifecycle_event failure);
   // put_wait::before_commit: waits for every PUT of the batch; true when each PUT of a handler
-  // that committed (`committed[handler]`) is staged. Always true with put_wait::in_handler.
+  // that committed (`committed[handler]`) is staged, whose retention it then records in the
+  // invocation row (in the caller's transaction). Always true with put_wait::in_handler.
   bool staged_for_commit(const std::vector<bool>& committed);
   // The batch does not commit: each id it PUT gets a DELETE, in the caller's transaction.
   void abandon_batch();
@@ -39,6 +42,7 @@ class attempt_puts {
 
  private:
   struct awaited_put {
+    std::string request_id;
     http_call call;
     std::future<http_result> answer;
     std::size_t handler;

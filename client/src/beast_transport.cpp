@@ -271,6 +271,7 @@ class beast_transport final : public http_transport {
     r.answer.status = res.result_int();
     r.answer.content_type = std::string(res[http::field::content_type]);
     r.answer.outcome = std::string(res[protocol::outcome_header]);
+    r.answer.retention = std::string(res[protocol::retention_header]);
     r.answer.body = std::move(res.body());
     r.reusable = res.keep_alive();
     co_return r;

@@ -68,6 +68,10 @@ std::int64_t endpoint::pending_invocations() {
   return impl_->invocations.pending();
 }
 
+std::optional<invocation_info> endpoint::invocation(std::string_view request_id) {
+  return impl_->invocations.find(request_id);
+}
+
 std::vector<error_entry> endpoint::errors() {
   return impl_->queues.errors(impl_->name);
 }

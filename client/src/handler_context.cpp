@@ -49,13 +49,13 @@ std::string handler_context::invoke_http(std::string_view url_template, std::str
   // A URL the transport cannot send to fails here, before anything is journaled or sent (a
   // cleanup DELETE of it could never be sent either).
   core.opts.transport->check_url(url);
-  scope_.puts.send({id, url}, content_type, body);
+  const std::optional<std::int64_t> staged_until = scope_.puts.send({id, url}, content_type, body);
 
   if (follow_up.id.empty())
     follow_up.id = id + "/follow-up";
   follow_up.headers[request_id_header] = id;
   follow_up.headers[url_header] = url;
-  core.invocations.add({id, core.name, url, std::move(follow_up), 0}, scope_.now_ms);
+  core.invocations.add({id, core.name, url, std::move(follow_up), 0, staged_until}, scope_.now_ms);
   return id;
 }
 

@@ -1,6 +1,7 @@
 // How the runtime reads a server's answer: class, text, and a response kept in message headers.
 #include "http_answers.hpp"
 
+#include <exactly/common/http_date.hpp>
 #include <exactly/common/problem.hpp>
 
 namespace exactly::client {
@@ -22,11 +23,18 @@ std::string describe_answer(std::string_view method, const http_result& r) {
   return s;
 }
 
+std::optional<std::int64_t> available_until(const http_result& r) {
+  if (r.retention.empty())
+    return std::nullopt;
+  return parse_http_date(r.retention);
+}
+
 nlohmann::json keep_response(nlohmann::json headers, const http_result& response) {
   headers[kept_response_header] = {{"status", response.status},
                                    {"content_type", response.content_type},
                                    {"outcome", response.outcome},
-                                   {"body", response.body}};
+                                   {"body", response.body},
+                                   {"retention", response.retention}};
   return headers;
 }
 
@@ -39,6 +47,7 @@ std::optional<http_result> kept_response(const nlohmann::json& headers) {
   r.content_type = kept->at("content_type").get<std::string>();
   r.outcome = kept->at("outcome").get<std::string>();
   r.body = kept->at("body").get<std::string>();
+  r.retention = kept->value("retention", "");  // absent from responses kept by older versions
   return r;
 }
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,10 @@ lifecycle_event answer_event(const http_result& r);
 
 // "<method> answered <status> <problem>: <detail>", or "<method> failed: <why>".
 std::string describe_answer(std::string_view method, const http_result& r);
+
+// The Unix ms an answer's Exactly-Once-Retention names (until when what it stands for stays
+// available); nullopt when absent or not an IMF-fixdate.
+std::optional<std::int64_t> available_until(const http_result& r);
 
 // `headers` with `response` kept in them.
 nlohmann::json keep_response(nlohmann::json headers, const http_result& response);

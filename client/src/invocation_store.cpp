@@ -21,6 +21,20 @@ int stored(invocation_state s) {
   }
 }
 
+// The state of a stored value; the states that are never stored do not come back.
+invocation_state state_of(int stored_state) {
+  switch (stored_state) {
+    case 1:
+      return invocation_state::post_pending;
+    case 2:
+      return invocation_state::awaiting_follow_up;
+    case 3:
+      return invocation_state::delete_pending;
+    default:
+      throw std::logic_error("stored invocation state " + std::to_string(stored_state));
+  }
+}
+
 }  // namespace
 
 invocation_store::invocation_store(database db)
@@ -44,6 +58,8 @@ void invocation_store::insert(const invocation_row& row, invocation_state s, std
                                     {"body", row.follow_up.body}};
   impl_->insert({row.request_id, row.endpoint, row.url, follow_up.dump(), row.attempts}, stored(s),
                 now_ms);
+  if (row.staged_until_ms)
+    impl_->record_staged_until(row.request_id, *row.staged_until_ms);
 }
 
 std::vector<invocation_row> invocation_store::due(invocation_state s, std::int64_t now_ms,
@@ -60,6 +76,19 @@ std::vector<invocation_row> invocation_store::due(invocation_state s, std::int64
 bool invocation_store::move_if_in(std::string_view request_id, invocation_state from,
                                   invocation_state to, std::int64_t due_ms) {
   return impl_->move_if_in(request_id, stored(from), stored(to), due_ms);
+}
+
+std::optional<invocation_info> invocation_store::find(std::string_view request_id) {
+  auto r = impl_->find(request_id);
+  if (!r)
+    return std::nullopt;
+  return invocation_info{std::move(r->request_id),
+                         std::move(r->url),
+                         std::string(name_of(state_of(r->state))),
+                         r->attempts,
+                         std::move(r->last_error),
+                         r->staged_until_ms,
+                         r->response_until_ms};
 }
 
 }  // namespace exactly::client

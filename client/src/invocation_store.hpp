@@ -5,11 +5,13 @@
 
 #include "invocation_lifecycle.hpp"
 
+#include <exactly/client/invocation_info.hpp>
 #include <exactly/client/message.hpp>
 #include <exactly/common/database.hpp>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +24,7 @@ struct invocation_row {
   std::string url;
   message follow_up;
   int attempts = 0;
+  std::optional<std::int64_t> staged_until_ms{};  // the PUT answer's retention, when known
 };
 
 // A row as an engine stores it: the state as its stored number, the follow-up as JSON text.
@@ -31,6 +34,11 @@ struct stored_invocation {
   std::string url;
   std::string follow_up;
   int attempts = 0;
+  // Read by find() only:
+  std::optional<std::int64_t> staged_until_ms{};
+  int state = 0;
+  std::string last_error{};
+  std::optional<std::int64_t> response_until_ms{};
 };
 
 // The invocations table of one engine (sqlite_invocation_store.cpp, pg_invocation_store.cpp);
@@ -46,6 +54,9 @@ class invocation_engine {
                            std::string_view error) = 0;
   virtual void remove(std::string_view request_id) = 0;
   virtual std::int64_t pending() = 0;
+  virtual std::optional<stored_invocation> find(std::string_view request_id) = 0;
+  virtual void record_staged_until(std::string_view request_id, std::int64_t until_ms) = 0;
+  virtual void record_response_until(std::string_view request_id, std::int64_t until_ms) = 0;
 };
 
 // The SQLite invocations table in `db`, migrated. Throws sqlite::error.
@@ -82,6 +93,16 @@ class invocation_store {
   void remove(std::string_view request_id) { impl_->remove(request_id); }
   // Rows not yet finished (any state).
   std::int64_t pending() { return impl_->pending(); }
+  // The row of `request_id` as the client's API shows it; nullopt when there is none.
+  std::optional<invocation_info> find(std::string_view request_id);
+  // Records until when the server keeps the staged request (its PUT answer's retention).
+  void record_staged_until(std::string_view request_id, std::int64_t until_ms) {
+    impl_->record_staged_until(request_id, until_ms);
+  }
+  // Records until when the server keeps the stored response (its POST answer's retention).
+  void record_response_until(std::string_view request_id, std::int64_t until_ms) {
+    impl_->record_response_until(request_id, until_ms);
+  }
 
  private:
   void insert(const invocation_row& row, invocation_state s, std::int64_t now_ms);

@@ -20,6 +20,11 @@ constexpr migration schema[] = {
      " last_error TEXT,"
      " created_ms BIGINT NOT NULL);"
      "CREATE INDEX exactly_invocations_due ON exactly_invocations(state, due_ms);"},
+    // Until when the server keeps the staged request and the stored response (Unix ms, NULL when
+    // not known): from the Exactly-Once-Retention of the PUT's and the POST's answers.
+    {2,
+     "ALTER TABLE exactly_invocations ADD COLUMN staged_until_ms BIGINT,"
+     " ADD COLUMN response_until_ms BIGINT;"},
 };
 
 class pg_invocation_engine final : public invocation_engine {
@@ -77,6 +82,35 @@ class pg_invocation_engine final : public invocation_engine {
 
   std::int64_t pending() override {
     return *db_.query_int64("SELECT count(*) FROM exactly_invocations");
+  }
+
+  std::optional<stored_invocation> find(std::string_view request_id) override {
+    const pg::result r = db_.query(
+        "SELECT request_id, endpoint, url, follow_up, attempts, state, last_error,"
+        " staged_until_ms, response_until_ms FROM exactly_invocations WHERE request_id = $1",
+        request_id);
+    if (r.rows() == 0)
+      return std::nullopt;
+    stored_invocation out{r.text(0, 0), r.text(0, 1), r.text(0, 2), r.text(0, 3),
+                          static_cast<int>(r.int64(0, 4))};
+    out.state = static_cast<int>(r.int64(0, 5));
+    if (!r.is_null(0, 6))
+      out.last_error = r.text(0, 6);
+    if (!r.is_null(0, 7))
+      out.staged_until_ms = r.int64(0, 7);
+    if (!r.is_null(0, 8))
+      out.response_until_ms = r.int64(0, 8);
+    return out;
+  }
+
+  void record_staged_until(std::string_view request_id, std::int64_t until_ms) override {
+    db_.execute("UPDATE exactly_invocations SET staged_until_ms = $1 WHERE request_id = $2",
+                until_ms, request_id);
+  }
+
+  void record_response_until(std::string_view request_id, std::int64_t until_ms) override {
+    db_.execute("UPDATE exactly_invocations SET response_until_ms = $1 WHERE request_id = $2",
+                until_ms, request_id);
   }
 
  private:

@@ -96,6 +96,8 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
         // The follow-up is queued atomically with the POST's completion.
         if (core.invocations.move_if_in(row.request_id, from, steps[i].next, now)) {
           core.queues.enqueue(row.endpoint, row.follow_up, now);
+          if (const auto until = available_until(answers[i]))
+            core.invocations.record_response_until(row.request_id, *until);
           ++done;
         }
         break;

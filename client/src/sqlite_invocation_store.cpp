@@ -20,6 +20,11 @@ constexpr sqlite::migration schema[] = {
      " last_error TEXT,"
      " created_ms INTEGER NOT NULL);"
      "CREATE INDEX exactly_invocations_due ON exactly_invocations(state, due_ms);"},
+    // Until when the server keeps the staged request and the stored response (Unix ms, NULL when
+    // not known): from the Exactly-Once-Retention of the PUT's and the POST's answers.
+    {2,
+     "ALTER TABLE exactly_invocations ADD COLUMN staged_until_ms INTEGER;"
+     "ALTER TABLE exactly_invocations ADD COLUMN response_until_ms INTEGER;"},
 };
 
 class sqlite_invocation_engine final : public invocation_engine {
@@ -77,6 +82,39 @@ class sqlite_invocation_engine final : public invocation_engine {
 
   std::int64_t pending() override {
     return *db_.query_int64("SELECT count(*) FROM exactly_invocations");
+  }
+
+  std::optional<stored_invocation> find(std::string_view request_id) override {
+    auto& q = db_.prepare(
+        "SELECT request_id, endpoint, url, follow_up, attempts, state, last_error,"
+        " staged_until_ms, response_until_ms FROM exactly_invocations WHERE request_id = ?");
+    q.bind(1, request_id);
+    std::optional<stored_invocation> out;
+    if (q.step()) {
+      out = stored_invocation{q.text(0), q.text(1), q.text(2), q.text(3),
+                              static_cast<int>(q.int64(4))};
+      out->state = static_cast<int>(q.int64(5));
+      if (!q.is_null(6))
+        out->last_error = q.text(6);
+      if (!q.is_null(7))
+        out->staged_until_ms = q.int64(7);
+      if (!q.is_null(8))
+        out->response_until_ms = q.int64(8);
+    }
+    q.reset();
+    return out;
+  }
+
+  void record_staged_until(std::string_view request_id, std::int64_t until_ms) override {
+    db_.prepare("UPDATE exactly_invocations SET staged_until_ms = ? WHERE request_id = ?")
+        .bind_all(until_ms, request_id)
+        .run();
+  }
+
+  void record_response_until(std::string_view request_id, std::int64_t until_ms) override {
+    db_.prepare("UPDATE exactly_invocations SET response_until_ms = ? WHERE request_id = ?")
+        .bind_all(until_ms, request_id)
+        .run();
   }
 
  private:

@@ -171,14 +171,16 @@ inline serve(i, v, who, a) {
         fi;
         a = OUTCOME
       :: st[i] == EXECUTED -> a = OUTCOME
-      :: st[i] == UNKNOWN -> a = NOT_FOUND
+      :: st[i] == UNKNOWN && idts[i] + W < dnow -> a = GONE /* request-too-old */
+      :: st[i] == UNKNOWN && idts[i] + W >= dnow -> a = NOT_FOUND
       :: st[i] == TOMB -> a = GONE
       fi
     :: v == GET ->
       if
       :: st[i] == EXECUTED -> a = OUTCOME
       :: st[i] == STAGED -> a = CONFLICT
-      :: st[i] == UNKNOWN -> a = NOT_FOUND
+      :: st[i] == UNKNOWN && idts[i] + W < dnow -> a = GONE /* request-too-old */
+      :: st[i] == UNKNOWN && idts[i] + W >= dnow -> a = NOT_FOUND
       :: st[i] == TOMB -> a = GONE
       fi
     :: v == DEL ->

@@ -12,13 +12,32 @@
 namespace exactly::server {
 namespace {
 
-interaction_response stored(const stored_response& r, std::string_view outcome) {
-  return {r.status, r.content_type, r.body, std::string(outcome), std::nullopt};
+// A stored response, first sent or replayed: either way with the time the response executed at
+// `executed_at_ms` stays available until.
+interaction_response stored(const stored_response& r, std::string_view outcome,
+                            std::int64_t executed_at_ms, const timing& t) {
+  record_facts executed;
+  executed.state = id_state::executed;
+  executed.state_since_ms = executed_at_ms;
+  return {r.status,     r.content_type,
+          r.body,       std::string(outcome),
+          std::nullopt, available_until(executed, t)};
 }
 
 // An answer without a body (200, 201, 204).
 interaction_response bodiless(unsigned status) {
-  return {status, "", "", "", std::nullopt};
+  return {status, "", "", "", std::nullopt, std::nullopt};
+}
+
+// The 201 or 200 to a PUT: the staged request since `staged_at_ms` waits for its POST until
+// its TTL ends.
+interaction_response staged_answer(unsigned status, std::int64_t staged_at_ms, const timing& t) {
+  record_facts staged;
+  staged.state = id_state::staged;
+  staged.state_since_ms = staged_at_ms;
+  interaction_response a = bodiless(status);
+  a.available_until_ms = available_until(staged, t);
+  return a;
 }
 
 }  // namespace
@@ -50,7 +69,7 @@ interaction_response connector::impl::read(const interaction_request& r, const r
   const decision d = decide(known, facts, opts.times);
   if (d.next_action == action::replay) {
     ++read_replays;
-    return stored(rec->response, protocol::outcome_replayed);
+    return stored(rec->response, protocol::outcome_replayed, rec->state_since_ms, opts.times);
   }
   if (d.next_action != action::fail)
     throw std::logic_error("a GET decided to write");
@@ -108,18 +127,18 @@ interaction_response connector::impl::handle(const interaction_request& r, const
     case action::fail:
       return problem_response(d.error);
     case action::confirm_staged:
-      return bodiless(200);
+      return staged_answer(200, known->state_since_ms, opts.times);
     case action::replay:
       tx.reset();  // a read: over; the replay counts once its answer may go out
       store->after_commit([this] { ++stats.replays; });
-      return stored(rec->response, protocol::outcome_replayed);
+      return stored(rec->response, protocol::outcome_replayed, rec->state_since_ms, opts.times);
     case action::no_change:
       return bodiless(204);
     case action::stage:
       store->insert_staged(r.route, id_text, r.principal, id.timestamp_ms(), now, r.content_type,
                            r.body, digest);
       tx->commit();
-      return bodiless(201);
+      return staged_answer(201, now, opts.times);
     case action::tombstone:
     case action::tombstone_unknown:
       store->put_tombstone(r.route, id_text, r.principal, id.timestamp_ms(),
@@ -155,7 +174,7 @@ interaction_response connector::impl::handle(const interaction_request& r, const
     if (on_durable_execution)
       on_durable_execution();
   });
-  return stored(response, protocol::outcome_executed);
+  return stored(response, protocol::outcome_executed, now, opts.times);
 }
 
 interaction_response connector::handle(const interaction_request& r) {

@@ -33,6 +33,11 @@ decision decide_unknown(const request_facts& req, const timing& t) {
       return proceed(action::stage);
     case verb::post:
     case verb::get:
+      // An id too old to be staged that has no row either was never staged or its tombstone was
+      // purged: it is gone for good, whoever asks (an unknown id has no owner). A young one may
+      // still be PUT (404); so may one from the future once the clock comes within the skew.
+      if (req.id_ms < req.now_ms - t.acceptance_window_ms)
+        return fail(errc::request_too_old);
       return fail(errc::request_unknown);
     case verb::delete_:
       // Outside the window a PUT is refused, so a tombstone would guard nothing: one too old is
@@ -61,6 +66,18 @@ record_facts effective(const record_facts& r, std::int64_t now_ms, const timing&
     e.state_since_ms = r.state_since_ms + t.response_retention_ms;
   }
   return e;
+}
+
+std::optional<std::int64_t> available_until(const record_facts& r, const timing& t) {
+  switch (r.state) {
+    case id_state::staged:
+      return r.state_since_ms + t.staged_ttl_ms;
+    case id_state::executed:
+      return r.state_since_ms + t.response_retention_ms;
+    case id_state::tombstone:
+      break;
+  }
+  return std::nullopt;
 }
 
 decision decide(const std::optional<record_facts>& stored, const request_facts& req,

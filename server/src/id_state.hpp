@@ -58,6 +58,11 @@ struct decision {
 // executed past retention as tombstone(response_expired).
 record_facts effective(const record_facts& r, std::int64_t now_ms, const timing& t);
 
+// Until when (exclusive, Unix ms) the record stays usable as it is: a staged request can be
+// POSTed until staged_at + staged TTL, a stored response fetched until executed_at + response
+// retention. nullopt for a tombstone. The one place that turns retention settings into times.
+std::optional<std::int64_t> available_until(const record_facts& r, const timing& t);
+
 // Decides a request against the stored record (nullopt = unknown id). Total and pure.
 decision decide(const std::optional<record_facts>& stored, const request_facts& req,
                 const timing& t);

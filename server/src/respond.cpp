@@ -1,11 +1,14 @@
 // The one place that turns an outcome into an answer (see respond.hpp).
 #include "respond.hpp"
 
+#include <exactly/common/http_date.hpp>
 #include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>
 #include <exactly/common/storage_error.hpp>
 
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 namespace exactly::server {
 namespace {
@@ -58,7 +61,7 @@ beast_response make_response(unsigned status, std::string_view content_type, std
 
 interaction_response problem_response(errc e, std::string detail) {
   const problem p = make_problem(e, std::move(detail));
-  return {p.status, std::string(protocol::problem_content_type), to_body(p), "", e};
+  return {p.status, std::string(protocol::problem_content_type), to_body(p), "", e, std::nullopt};
 }
 
 interaction_response problem_response(errc e) {
@@ -95,6 +98,11 @@ beast_response to_beast(interaction_response r, unsigned version) {
   beast_response res = make_response(r.status, r.content_type, std::move(r.body), version);
   if (!r.outcome.empty())
     res.set(protocol::outcome_header, r.outcome);
+  // A time beyond the year 9999 is stated as its end: earlier, so the promise still holds.
+  if (r.available_until_ms) {
+    res.set(protocol::retention_header,
+            format_http_date(std::min(*r.available_until_ms, max_http_date_ms)));
+  }
   return res;
 }
 

@@ -26,7 +26,8 @@ interaction_response problem_response(errc e);
 // with `detail` (the standard detail of `otherwise` when empty).
 interaction_response failure_response(std::exception_ptr e, errc otherwise,
                                       std::string_view context, std::string detail = {});
-// The Beast response of a protocol answer: status, Content-Type, body and outcome header.
+// The Beast response of a protocol answer: status, Content-Type, body, outcome and retention
+// headers.
 beast_response to_beast(interaction_response r, unsigned version);
 // The Beast response of a user route's answer, with its extra headers.
 beast_response to_beast(http_response r, unsigned version);

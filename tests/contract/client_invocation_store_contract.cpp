@@ -72,5 +72,71 @@ TEST_P(invocation_store_contract, a_concurrent_move_of_one_row_waits_and_then_fa
   EXPECT_TRUE(first.due(invocation_state::delete_pending, 1000, 10).empty());
 }
 
+// What the client's API shows of a row: its state, failures, and the retention times the server
+// stated (the PUT's given with the row or recorded later, the POST's recorded later).
+TEST_P(invocation_store_contract, rows_show_their_state_and_the_retention_times_recorded) {
+  client::invocation_store s(db());
+  EXPECT_FALSE(s.find("r1").has_value());
+  client::invocation_row given{"r1", "billing", "http://h:1/x/r1", client::message{}, 0};
+  given.staged_until_ms = 86'400'000;
+  s.add(given, 100);
+  s.add({"r2", "billing", "http://h:1/x/r2", client::message{}, 0}, 100);
+  auto r1 = s.find("r1");
+  ASSERT_TRUE(r1.has_value());
+  EXPECT_EQ(r1->request_id, "r1");
+  EXPECT_EQ(r1->url, "http://h:1/x/r1");
+  EXPECT_EQ(r1->state, "post_pending");
+  EXPECT_EQ(r1->staged_until_ms, 86'400'000);
+  EXPECT_EQ(r1->response_until_ms, std::nullopt);
+  EXPECT_EQ(r1->last_error, "");
+  auto r2 = s.find("r2");
+  ASSERT_TRUE(r2.has_value());
+  EXPECT_EQ(r2->staged_until_ms, std::nullopt);  // the PUT's answer did not say
+
+  s.record_staged_until("r2", 90'000'000);
+  s.retry_later("r1", 500, "POST failed: timeout");
+  ASSERT_TRUE(s.move_if_in("r1", invocation_state::post_pending,
+                           invocation_state::awaiting_follow_up, 600));
+  s.record_response_until("r1", 604'800'000);
+  r1 = s.find("r1");
+  EXPECT_EQ(r1->state, "awaiting_follow_up");
+  EXPECT_EQ(r1->attempts, 0);
+  EXPECT_EQ(r1->last_error, "POST failed: timeout");
+  EXPECT_EQ(r1->staged_until_ms, 86'400'000);
+  EXPECT_EQ(r1->response_until_ms, 604'800'000);
+  EXPECT_EQ(s.find("r2")->staged_until_ms, 90'000'000);
+  EXPECT_EQ(s.find("r2")->response_until_ms, std::nullopt);
+
+  s.add_cleanup("r3", "billing", "http://h:1/x/r3", 100);
+  EXPECT_EQ(s.find("r3")->state, "delete_pending");
+  s.remove("r1");
+  EXPECT_FALSE(s.find("r1").has_value());
+}
+
+// A table written by a version without retention times is migrated: its rows stay, with none.
+TEST_P(invocation_store_contract, a_table_of_schema_version_1_gains_the_retention_times) {
+  db().exec(
+      "CREATE TABLE IF NOT EXISTS exactly_schema_version ("
+      " component TEXT PRIMARY KEY, version BIGINT NOT NULL);"
+      "INSERT INTO exactly_schema_version(component, version)"
+      " VALUES('exactly.client.invocations', 1);"
+      "CREATE TABLE exactly_invocations ("
+      " request_id TEXT PRIMARY KEY, endpoint TEXT NOT NULL, url TEXT NOT NULL,"
+      " follow_up TEXT NOT NULL, state BIGINT NOT NULL, attempts BIGINT NOT NULL DEFAULT 0,"
+      " due_ms BIGINT NOT NULL, last_error TEXT, created_ms BIGINT NOT NULL);"
+      "INSERT INTO exactly_invocations(request_id, endpoint, url, follow_up, state, due_ms,"
+      " created_ms) VALUES('r0', 'billing', 'http://h:1/x/r0',"
+      " '{\"id\":\"f\",\"type\":\"t\",\"headers\":{},\"body\":null}', 2, 5, 5);");
+  client::invocation_store s(db());
+  auto r0 = s.find("r0");
+  ASSERT_TRUE(r0.has_value());
+  EXPECT_EQ(r0->state, "awaiting_follow_up");
+  EXPECT_EQ(r0->staged_until_ms, std::nullopt);
+  EXPECT_EQ(r0->response_until_ms, std::nullopt);
+  s.record_response_until("r0", 1'000);
+  EXPECT_EQ(s.find("r0")->response_until_ms, 1'000);
+  EXPECT_EQ(s.due(invocation_state::awaiting_follow_up, 5, 10).size(), 1u);
+}
+
 }  // namespace
 }  // namespace exactly::test

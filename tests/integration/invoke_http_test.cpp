@@ -11,6 +11,7 @@
 
 #include <exactly/client/endpoint.hpp>
 #include <exactly/client/runtime.hpp>
+#include <exactly/common/http_date.hpp>
 #include <exactly/common/request_id.hpp>
 
 #include <gtest/gtest.h>
@@ -674,6 +675,131 @@ TEST_F(invoke_http, concurrent_workers_still_execute_once_and_follow_up_once) {
   EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 0);
   EXPECT_EQ(server.rows().executed, 0);
   EXPECT_EQ(server.rows().staged, 0);
+}
+
+// The server clock's span around something the server did: what it stamped lies within.
+struct clock_span {
+  std::int64_t before_ms = 0, after_ms = 0;
+  // Whether `until_ms` is `plus_ms` after a moment of the span, rounded down to the second.
+  bool holds(std::int64_t until_ms, std::int64_t plus_ms) const {
+    return until_ms % 1000 == 0 && until_ms >= (before_ms + plus_ms) / 1000 * 1000 &&
+           until_ms <= (after_ms + plus_ms) / 1000 * 1000;
+  }
+};
+
+constexpr std::int64_t staged_ttl_ms = 24LL * 3600 * 1000;
+constexpr std::int64_t retention_ms = 7LL * 24 * 3600 * 1000;
+
+// The invocation records until when the server keeps its staged request (the PUT answer's
+// Exactly-Once-Retention) and then its stored response (the POST answer's), and the follow-up
+// sees the response's. `bills` bills are handled in one batch.
+void expect_retention_recorded(echo_server& server, client::endpoint& ep, sqlite::connection& db,
+                               int bills) {
+  for (int i = 0; i < bills; ++i) {
+    ep.send("billing",
+            {.type = "bill",
+             .body = {{"order", "o-" + std::to_string(i)}, {"payload", {{"status", 200}}}}});
+  }
+  const clock_span put{server.now_ms(), 0};
+  ASSERT_EQ(ep.process_due(), static_cast<std::size_t>(bills));
+  const clock_span put_done{put.before_ms, server.now_ms()};
+  std::vector<std::string> ids;
+  {
+    auto& s = db.prepare("SELECT request_id FROM exactly_invocations ORDER BY request_id");
+    while (s.step())
+      ids.push_back(s.text(0));
+    s.reset();
+  }
+  ASSERT_EQ(ids.size(), static_cast<std::size_t>(bills));
+  for (const std::string& id : ids) {
+    const auto info = ep.invocation(id);
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->state, "post_pending");
+    ASSERT_TRUE(info->staged_until_ms.has_value()) << id;
+    EXPECT_TRUE(put_done.holds(*info->staged_until_ms, staged_ttl_ms))
+        << format_http_date(*info->staged_until_ms);
+    EXPECT_FALSE(info->response_until_ms.has_value());
+  }
+  server.advance_seconds(3600);  // the response's time is its execution's, not the PUT's
+  const clock_span post{server.now_ms(), 0};
+  ASSERT_EQ(ep.publish_due(), static_cast<std::size_t>(bills));
+  const clock_span post_done{post.before_ms, server.now_ms()};
+  for (const std::string& id : ids) {
+    const auto info = ep.invocation(id);
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->state, "awaiting_follow_up");
+    ASSERT_TRUE(info->response_until_ms.has_value()) << id;
+    EXPECT_TRUE(post_done.holds(*info->response_until_ms, retention_ms))
+        << format_http_date(*info->response_until_ms);
+  }
+  std::vector<std::string> seen;
+  ep.on("bill_result", [&seen](client::handler_context& ctx) {
+    ASSERT_NE(ctx.response(), nullptr);
+    seen.push_back(ctx.response()->retention);
+  });
+  ep.run_until_idle();
+  ASSERT_EQ(seen.size(), static_cast<std::size_t>(bills));
+  for (const std::string& r : seen) {
+    const auto at = parse_http_date(r);
+    ASSERT_TRUE(at.has_value()) << r;
+    EXPECT_TRUE(post_done.holds(*at, retention_ms)) << r;
+  }
+  for (const std::string& id : ids)
+    EXPECT_FALSE(ep.invocation(id).has_value());  // finished: DELETEd and forgotten
+}
+
+TEST_F(invoke_http, an_invocation_records_until_when_the_server_keeps_it_put_awaited_in_handler) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port(), client::put_wait::in_handler);
+  expect_retention_recorded(server, ep, db_, 1);
+}
+
+TEST_F(invoke_http, an_invocation_records_until_when_the_server_keeps_it_puts_awaited_at_commit) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port(), client::put_wait::before_commit);
+  expect_retention_recorded(server, ep, db_, 3);  // a batch: its PUTs awaited before the commit
+}
+
+// An id whose tombstone the server purged is gone, not unknown: the POST answers 410
+// request-too-old, and the follow-up goes to the error queue naming it.
+TEST_F(invoke_http, a_purged_id_on_post_goes_to_the_error_queue_as_too_old) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});
+  ASSERT_EQ(ep.process_due(), 1u);  // handler committed; POST not yet published
+  delete_behind_the_runtimes_back(server, "SELECT url FROM exactly_invocations");
+  server.advance_seconds(2 * 3600);
+  ASSERT_EQ(server.sweep().purged_tombstones, 1);
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), 0);
+  const auto errors = ep.errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].msg.type, "bill_result");
+  EXPECT_NE(errors[0].error.find("POST answered 410 request-too-old"), std::string::npos)
+      << errors[0].error;
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(server.rows().tombstone, 0);  // the DELETE of an old unknown id writes nothing
+}
+
+// The same on the follow-up's GET.
+TEST_F(invoke_http, a_purged_id_on_get_goes_to_the_error_queue_as_too_old) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});
+  ASSERT_EQ(ep.process_due(), 1u);  // handler committed
+  ASSERT_EQ(ep.publish_due(), 1u);  // POST executed, follow-up queued
+  delete_behind_the_runtimes_back(server, "SELECT url FROM exactly_invocations WHERE state = 2");
+  server.advance_seconds(2 * 3600);
+  ASSERT_EQ(server.sweep().purged_tombstones, 1);
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM results"), 0);
+  const auto errors = ep.errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].msg.type, "bill_result");
+  EXPECT_NE(errors[0].error.find("GET answered 410 request-too-old"), std::string::npos)
+      << errors[0].error;
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
 }
 
 }  // namespace

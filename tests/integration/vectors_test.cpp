@@ -3,6 +3,7 @@
 #include <echo_server.hpp>
 #include <http_client.hpp>
 
+#include <exactly/common/http_date.hpp>
 #include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>
 #include <exactly/common/request_id.hpp>
@@ -31,6 +32,34 @@ std::vector<std::string> vector_files() {
 
 class vectors : public ::testing::TestWithParam<std::string> {};
 
+// The server clock before and after a request step: whatever the server stamped then lies within.
+struct step_time {
+  std::int64_t before_ms = 0, after_ms = 0;
+};
+
+// Checks the Exactly-Once-Retention header against `want`: null = absent; else an HTTP-date of
+// `plus_seconds` after the server clock during the step labelled `since` (this step when absent),
+// rounded down to the second.
+void expect_retention(const test_response& r, const json& want, step_time here,
+                      const std::map<std::string, step_time>& labelled) {
+  if (want.is_null()) {
+    EXPECT_FALSE(r.has_header("exactly-once-retention")) << r.header("exactly-once-retention");
+    return;
+  }
+  step_time at = here;
+  if (want.contains("since")) {
+    const auto it = labelled.find(want.at("since").get<std::string>());
+    ASSERT_NE(it, labelled.end()) << "no step labelled " << want.at("since");
+    at = it->second;
+  }
+  const std::int64_t plus_ms = want.at("plus_seconds").get<std::int64_t>() * 1000;
+  ASSERT_TRUE(r.has_header("exactly-once-retention"));
+  const auto date = parse_http_date(r.header("exactly-once-retention"));
+  ASSERT_TRUE(date.has_value()) << r.header("exactly-once-retention");
+  EXPECT_GE(*date, (at.before_ms + plus_ms) / 1000 * 1000) << r.header("exactly-once-retention");
+  EXPECT_LE(*date, (at.after_ms + plus_ms) / 1000 * 1000) << r.header("exactly-once-retention");
+}
+
 std::string padded_body(std::size_t size) {
   std::string head = R"({"status":200,"reply":")";
   const std::string tail = R"("})";
@@ -43,6 +72,7 @@ void run_case(const json& c) {
   echo_server server;
   http_client client(server.port());
   std::map<std::string, std::string> ids;
+  std::map<std::string, step_time> labelled;
   auto id_for = [&](const std::string& name) -> std::string {
     auto it = ids.find(name);
     if (it != ids.end())
@@ -107,7 +137,11 @@ void run_case(const json& c) {
       body = padded_body(step.at("body_pad_to").get<std::size_t>());
     headers.emplace_back("Content-Type", step.value("content_type", "application/json"));
 
+    step_time here{server.now_ms(), 0};
     const test_response r = client.request(method, target, body, headers);
+    here.after_ms = server.now_ms();
+    if (step.contains("label"))
+      labelled[step.at("label").get<std::string>()] = here;
     const json& expect = step.at("expect");
     EXPECT_EQ(r.status, expect.at("status").get<unsigned>()) << r.body;
     if (expect.contains("outcome")) {
@@ -127,8 +161,11 @@ void run_case(const json& c) {
         EXPECT_EQ(p->name(), expect.at("problem").get<std::string>());
         EXPECT_EQ(p->status, r.status);
         EXPECT_FALSE(r.has_header("exactly-once-outcome"));
+        EXPECT_FALSE(r.has_header("exactly-once-retention"));
       }
     }
+    if (expect.contains("retention"))
+      expect_retention(r, expect.at("retention"), here, labelled);
     if (expect.contains("body")) {
       EXPECT_EQ(r.body, expect.at("body").get<std::string>());
     }

@@ -161,6 +161,60 @@ TEST(id_state, put_of_unknown_checks_the_acceptance_window) {
   EXPECT_EQ(decide(std::nullopt, f, t), no(errc::invalid_request_id));
 }
 
+TEST(id_state, post_and_get_of_an_unknown_id_older_than_the_window_are_gone) {
+  for (const verb v : {verb::post, verb::get}) {
+    request_facts f = facts(v);
+    f.id_ms = now - t.acceptance_window_ms - 1;
+    EXPECT_EQ(decide(std::nullopt, f, t), no(errc::request_too_old));
+    // Exactly at the edge a PUT would still stage it: not gone yet.
+    f.id_ms = now - t.acceptance_window_ms;
+    EXPECT_EQ(decide(std::nullopt, f, t), no(errc::request_unknown));
+    f.id_ms = now + t.max_future_skew_ms;
+    EXPECT_EQ(decide(std::nullopt, f, t), no(errc::request_unknown));
+    // From further in the future than a PUT may be: it may be staged once the clock comes near.
+    f.id_ms = now + t.max_future_skew_ms + 1;
+    EXPECT_EQ(decide(std::nullopt, f, t), no(errc::request_unknown));
+    // An unknown id has no owner: gone for every principal alike.
+    f = facts(v, "bob");
+    f.id_ms = now - t.acceptance_window_ms - 1;
+    EXPECT_EQ(decide(std::nullopt, f, t), no(errc::request_too_old));
+    f.id_ms = std::numeric_limits<std::int64_t>::min() / 2;
+    EXPECT_EQ(decide(std::nullopt, f, t), no(errc::request_too_old));
+  }
+}
+
+TEST(id_state, an_old_id_that_exists_decides_by_its_state_and_owner) {
+  for (const row& r : table) {
+    if (r.s == stored::unknown)
+      continue;
+    request_facts f = facts(r.v);
+    f.id_ms = now - 2 * t.acceptance_window_ms;
+    EXPECT_EQ(decide(make(r.s), f, t), r.want)
+        << "state " << static_cast<int>(r.s) << " verb " << static_cast<int>(r.v);
+    // Another principal's id stays unknown to it (404), however old.
+    f.principal = "bob";
+    EXPECT_EQ(decide(make(r.s), f, t), no(errc::request_unknown))
+        << "state " << static_cast<int>(r.s) << " verb " << static_cast<int>(r.v);
+  }
+}
+
+TEST(id_state, available_until_is_where_effective_expires_the_record) {
+  record_facts r = *make(stored::staged);
+  r.state_since_ms = now - 5000;
+  ASSERT_EQ(available_until(r, t), now - 5000 + t.staged_ttl_ms);
+  EXPECT_EQ(effective(r, *available_until(r, t) - 1, t).state, id_state::staged);
+  EXPECT_EQ(effective(r, *available_until(r, t), t).state, id_state::tombstone);
+
+  r = *make(stored::executed);
+  r.state_since_ms = now - 5000;
+  ASSERT_EQ(available_until(r, t), now - 5000 + t.response_retention_ms);
+  EXPECT_EQ(effective(r, *available_until(r, t) - 1, t).state, id_state::executed);
+  EXPECT_EQ(effective(r, *available_until(r, t), t).state, id_state::tombstone);
+
+  for (const stored s : {stored::tomb_deleted, stored::tomb_expired, stored::tomb_response_expired})
+    EXPECT_EQ(available_until(*make(s), t), std::nullopt);
+}
+
 TEST(id_state, delete_of_unknown_writes_a_tombstone_only_inside_the_window) {
   request_facts f = facts(verb::delete_);
   f.id_ms = now - t.acceptance_window_ms - 1;

@@ -7,6 +7,7 @@
 // thread drives an endpoint (several endpoints, even in several processes, may share a database).
 
 #include <exactly/client/http_transport.hpp>
+#include <exactly/client/invocation_info.hpp>
 #include <exactly/client/message.hpp>
 #include <exactly/common/clock.hpp>
 #include <exactly/common/database.hpp>
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -127,6 +129,10 @@ class endpoint {
   std::int64_t queued();
   // invoke_http calls of this database not finished yet (POST, follow-up or DELETE to come).
   std::int64_t pending_invocations();
+  // What this database records of the invoke_http of `request_id` until it is finished (its
+  // DELETE answered): state, failed sends, and until when the server keeps the staged request and
+  // the stored response; nullopt when there is no such invocation (any more).
+  std::optional<invocation_info> invocation(std::string_view request_id);
   // This endpoint's error queue, oldest first.
   std::vector<error_entry> errors();
   // Puts error-queue entry `seq` back in its queue, attempts reset; false if there is none. A

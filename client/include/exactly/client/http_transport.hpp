@@ -18,6 +18,7 @@ struct http_result {
   std::string content_type;
   std::string outcome;  // Exactly-Once-Outcome value, "" when absent
   std::string body;
+  std::string retention{};  // Exactly-Once-Retention value (an HTTP-date), "" when absent
 };
 
 // One request of a send_all() batch.

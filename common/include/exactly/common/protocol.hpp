@@ -17,6 +17,10 @@ inline constexpr std::string_view outcome_header = "Exactly-Once-Outcome";
 inline constexpr std::string_view outcome_executed = "executed";
 inline constexpr std::string_view outcome_replayed = "replayed";
 
+// Response header with the HTTP-date until which what the answer stands for stays available: the
+// stored response (POST, GET) or the staged request waiting for its POST (PUT 201/200).
+inline constexpr std::string_view retention_header = "Exactly-Once-Retention";
+
 // Problem details (RFC 9457): media type and the prefix of every `type` member.
 inline constexpr std::string_view problem_content_type = "application/problem+json";
 inline constexpr std::string_view problem_type_prefix = "urn:exactly-once:problem:";

@@ -58,6 +58,9 @@ struct interaction_response {
   std::string body;
   std::string outcome;          // "executed" / "replayed" / "" for none
   std::optional<errc> problem;  // set when this is a protocol problem
+  // Unix ms until which the stored response (or, answering a PUT, the staged request) stays
+  // available; sent as the Exactly-Once-Retention HTTP-date, rounded down to the second.
+  std::optional<std::int64_t> available_until_ms{};
 };
 
 }  // namespace exactly::server
