@@ -42,6 +42,13 @@ constexpr pg::migration schema[] = {
      " attempts INTEGER NOT NULL,"
      " error BYTEA NOT NULL,"
      " failed_ms BIGINT NOT NULL);"},
+    // Staged body bytes per owner for the byte budget: the size of each staged body, summed by an
+    // index-only scan of the owner's staged rows.
+    {2,
+     "ALTER TABLE exactly_interactions ADD COLUMN request_bytes BIGINT;"
+     "UPDATE exactly_interactions SET request_bytes = octet_length(request_body) WHERE state = 1;"
+     "CREATE INDEX exactly_interactions_staged_bytes ON exactly_interactions(owner)"
+     " INCLUDE (request_bytes) WHERE state = 1;"},
 };
 
 }  // namespace

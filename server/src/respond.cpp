@@ -95,6 +95,8 @@ beast_response to_beast(interaction_response r, unsigned version) {
   beast_response res = make_response(r.status, r.content_type, std::move(r.body), version);
   if (!r.outcome.empty())
     res.set(protocol::outcome_header, r.outcome);
+  if (r.problem == errc::too_many_staged)  // room comes back as the principal's POSTs land
+    res.set(http::field::retry_after, "1");
   return res;
 }
 
