@@ -52,7 +52,7 @@ void reset_peak() {
 
 struct flood_result {
   int refused_or_closed = 0;  // connections the server closed before their body was sent
-  int held = 0;               // connections that sent all but their last byte and stayed open
+  int held = 0;               // connections that sent all but their last byte
 };
 
 // Opens `n` connections to `port` at once and pushes `request` (but its last byte) on each,
@@ -120,6 +120,8 @@ flood_result flood(std::uint16_t port, int n, const std::string& request, F peak
       }
     }
   }
+  // What was sent may still sit in the kernel's socket buffers: give the server time to read it.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
   peak_at_end();
   for (conn& c : conns)
     ::close(c.fd);
@@ -175,8 +177,8 @@ int main(int argc, char** argv) {
     const long grew = peak - before;
     const long bound = authenticated ? authenticated_bound_kib : unauthenticated_bound_kib;
     std::printf(
-        "%s: %d connections x %zu bytes: %d held open with all but their last byte, %d closed "
-        "by the server; VmRSS before %ld KiB, VmHWM during %ld KiB (+%ld KiB, bound +%ld KiB); "
+        "%s: %d connections x %zu bytes: %d sent all but their last byte, %d were closed by "
+        "the server before; VmRSS before %ld KiB, VmHWM during %ld KiB (+%ld KiB, bound +%ld KiB); "
         "%.1f s\n",
         authenticated ? "authenticated" : "unauthenticated", connections, body_bytes, r.held,
         r.refused_or_closed, before, peak, grew, bound, seconds);
