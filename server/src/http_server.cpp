@@ -15,22 +15,37 @@
 #include <boost/asio/post.hpp>
 
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 namespace exactly::server {
 
 using namespace exactly::net;
 
+namespace {
+
+// `o`, or std::invalid_argument for a connection limit that would refuse every connection.
+server_options validated(server_options o) {
+  if (o.max_connections == 0 || o.max_tls_handshakes == 0) {
+    throw std::invalid_argument(
+        "http_server: max_connections and max_tls_handshakes must be at least 1");
+  }
+  return o;
+}
+
+}  // namespace
+
 struct http_server::impl {
   impl(server_options o, connector& c)
-      : opts(std::move(o)),
+      : opts(validated(std::move(o))),
         connector_(c),
         auth(opts),
         tls(make_tls_context(opts.tls)),
         storage(c.storage(), opts.group_commit),
         jobs(storage.context(), c, opts.sweep_interval, opts.dispatch_interval),
         dispatch(c, auth, routes, counters, storage, opts.metrics_need_key),
-        connections(net, opts.shutdown_grace),
+        connections(net, opts.shutdown_grace, opts.max_connections,
+                    [this] { counters.count_connection_refused(); }),
         sessions{opts, tls.get(), dispatch, counters, connections} {}
 
   // Joins both threads once the network thread has ended (after a shutdown), then ends the

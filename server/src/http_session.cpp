@@ -60,8 +60,24 @@ std::optional<interaction_response> read_failure(beast::error_code ec, const ser
   return problem_response(errc::bad_request, ec.message());
 }
 
+// The refusal of a header this server does not read a body after: HTTP/1.1 without Host, or a
+// Transfer-Encoding whose last coding is not chunked (its length unknown: a request smuggled
+// behind a proxy that reads it otherwise). nullopt when the header is acceptable.
+std::optional<interaction_response> malformed_header(const beast_request& header, bool chunked) {
+  if (header.version() >= 11 && header.find(http::field::host) == header.end())
+    return problem_response(errc::bad_request, "an HTTP/1.1 request needs a Host header");
+  if (header.find(http::field::transfer_encoding) != header.end() && !chunked) {
+    return problem_response(errc::bad_request,
+                            "the last Transfer-Encoding must be chunked, the only one read here");
+  }
+  return std::nullopt;
+}
+
 // Serves requests on `stream` until the peer leaves, a limit is hit or the server stops.
 // `certificate_sha256`: the client certificate of a TLS connection, "" when none.
+// Deadlines: a kept-alive connection may wait idle_timeout for the first byte of its next
+// request; from that byte (from the start of the connection for its first request) the whole
+// request, header and body, must arrive within read_timeout.
 template <class Stream>
 asio::awaitable<void> serve(Stream& stream, open_connection& state, std::string certificate_sha256,
                             session_context& ctx) {
@@ -70,20 +86,46 @@ asio::awaitable<void> serve(Stream& stream, open_connection& state, std::string 
   beast::flat_buffer buffer;
   bool first = true;
   while (!ctx.connections.stopping()) {
+    if (!first && buffer.size() == 0) {
+      lowest.expires_after(opts.idle_timeout);
+      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(1024), use_tuple);
+      buffer.commit(n);
+      if (ec)
+        break;  // the peer left, stayed idle, or the server is stopping: no answer
+    }
+    first = false;
+    const auto deadline = std::chrono::steady_clock::now() + opts.read_timeout;
     http::request_parser<http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(opts.max_header_bytes));
-    parser.body_limit(opts.max_body_bytes);
-    lowest.expires_after(first || buffer.size() > 0 ? opts.read_timeout : opts.idle_timeout);
-    first = false;
+    parser.body_limit(boost::none);  // the Content-Length is judged after authentication
+    lowest.expires_at(deadline);
     auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
     state.busy = true;
-    if (!ec && beast::iequals(to_view(parser.get()[http::field::expect]), "100-continue")) {
+    std::optional<beast_response> early;  // an answer known before the body is read
+    if (!ec) {
+      if (auto bad = malformed_header(parser.get(), parser.chunked())) {
+        co_await reply_and_close(stream, ctx.dispatch.reply(std::move(*bad), 11), opts);
+        break;
+      }
+      std::optional<std::uint64_t> length;
+      if (const auto cl = parser.content_length())
+        length = *cl;
+      early = ctx.dispatch.refuse_before_body(parser.get(), certificate_sha256, length,
+                                              opts.max_body_bytes);
+      if (early && !parser.is_done()) {  // never read the body of a refused request
+        co_await reply_and_close(stream, std::move(*early), opts);
+        break;
+      }
+      parser.body_limit(opts.max_body_bytes);
+    }
+    if (!ec && !early &&
+        beast::iequals(to_view(parser.get()[http::field::expect]), "100-continue")) {
       http::response<http::empty_body> cont{http::status::continue_, parser.get().version()};
       lowest.expires_after(opts.write_timeout);
       std::tie(ec, n) = co_await http::async_write(stream, cont, use_tuple);
     }
     if (!ec && !parser.is_done()) {
-      lowest.expires_after(opts.read_timeout);
+      lowest.expires_at(deadline);
       std::tie(ec, n) = co_await http::async_read(stream, buffer, parser, use_tuple);
     }
     const auto started = std::chrono::steady_clock::now();
@@ -94,7 +136,11 @@ asio::awaitable<void> serve(Stream& stream, open_connection& state, std::string 
     }
 
     beast_request req = parser.release();
-    beast_response res = co_await ctx.dispatch.respond(req, certificate_sha256);
+    beast_response res;  // not a ?: around co_await: GCC 12 miscompiles that
+    if (early)
+      res = std::move(*early);
+    else
+      res = co_await ctx.dispatch.respond(req, certificate_sha256);
     const bool keep = req.keep_alive() && !ctx.connections.stopping();
     res.keep_alive(keep);
     res.prepare_payload();
@@ -125,12 +171,20 @@ asio::awaitable<void> run_session(tcp::socket socket, session_context& ctx) {
     co_await serve(stream, state, std::string(), ctx);
     co_return;
   }
+  if (ctx.tls_handshakes >= ctx.opts.max_tls_handshakes) {  // CPU-bound: closed at once
+    ctx.counters.count_tls_handshake_refused();
+    beast::error_code ignored;
+    socket.close(ignored);
+    co_return;
+  }
   beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *ctx.tls);
   open_connection state{&beast::get_lowest_layer(stream)};
   // Registered before the handshake: a shutdown cancels a handshake like an idle connection.
   const connection_registration registered(ctx.connections, &state);
   beast::get_lowest_layer(stream).expires_after(ctx.opts.tls.handshake_timeout);
+  ++ctx.tls_handshakes;
   auto [ec] = co_await stream.async_handshake(ssl::stream_base::server, use_tuple);
+  --ctx.tls_handshakes;
   if (ec) {
     if (!ctx.connections.stopping())  // a handshake cut short by the shutdown is not a failure
       ctx.counters.count_tls_handshake_failure();

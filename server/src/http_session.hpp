@@ -20,6 +20,7 @@ struct session_context {
   request_dispatch& dispatch;
   metrics& counters;
   listener& connections;
+  std::size_t tls_handshakes = 0;  // in progress now (network thread)
 };
 
 // Serves the connection on `socket` until the peer leaves, a limit is hit or the server stops

@@ -133,10 +133,11 @@ decision decide(const std::optional<record_facts>& stored, const request_facts& 
 }
 
 decision decide_stage(bool payload_valid, std::int64_t principal_staged,
-                      std::int64_t max_staged_per_principal) {
+                      std::int64_t max_staged_per_principal, std::int64_t staged_bytes_after,
+                      std::int64_t max_staged_bytes) {
   if (!payload_valid)
     return fail(errc::invalid_payload);
-  if (principal_staged >= max_staged_per_principal)
+  if (principal_staged >= max_staged_per_principal || staged_bytes_after > max_staged_bytes)
     return fail(errc::too_many_staged);
   return proceed(action::stage);
 }

@@ -68,9 +68,12 @@ decision decide(const std::optional<record_facts>& stored, const request_facts& 
                 const timing& t);
 
 // Second step of action::stage, once the route's parse step and the principal's staged count
-// are known: stage, or fail with invalid_payload / too_many_staged.
+// and bytes are known: stage, or fail with invalid_payload / too_many_staged (at the count
+// limit, or when `staged_bytes_after`, the principal's staged body bytes with this body, would
+// exceed `max_staged_bytes`).
 decision decide_stage(bool payload_valid, std::int64_t principal_staged,
-                      std::int64_t max_staged_per_principal);
+                      std::int64_t max_staged_per_principal, std::int64_t staged_bytes_after,
+                      std::int64_t max_staged_bytes);
 
 // Whether a tombstone may be purged at `now_ms`: both the id's time and the tombstone's age have
 // left the acceptance window, so a PUT of the id is refused as too old; or the tombstone's age

@@ -78,6 +78,8 @@ class interaction_store {
   // The same row's facts only, without its bodies: what PUT and DELETE decide on.
   virtual std::optional<record_facts> find_facts(std::string_view route, std::string_view id) = 0;
   virtual std::int64_t count_staged(std::string_view owner) = 0;
+  // The request body bytes of `owner`'s staged rows (a running figure or an index: no row read).
+  virtual std::int64_t staged_bytes(std::string_view owner) = 0;
   virtual void insert_staged(std::string_view route, std::string_view id, std::string_view owner,
                              std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,
                              std::string_view body, std::string_view sha256) = 0;

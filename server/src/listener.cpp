@@ -9,8 +9,15 @@ namespace exactly::server {
 
 using namespace exactly::net;
 
-listener::listener(asio::io_context& io, std::chrono::milliseconds shutdown_grace)
-    : io_(io), shutdown_grace_(shutdown_grace), acceptor_(io), grace_timer_(io), retry_timer_(io) {}
+listener::listener(asio::io_context& io, std::chrono::milliseconds shutdown_grace,
+                   std::size_t max_connections, std::function<void()> on_refused)
+    : io_(io),
+      shutdown_grace_(shutdown_grace),
+      acceptor_(io),
+      grace_timer_(io),
+      retry_timer_(io),
+      max_connections_(max_connections),
+      on_refused_(std::move(on_refused)) {}
 
 std::uint16_t listener::bind(const std::string& host, std::uint16_t port) {
   const tcp::endpoint ep(asio::ip::make_address(host), port);
@@ -47,9 +54,23 @@ asio::awaitable<void> listener::accept_loop(serve_fn serve) {
       continue;
     }
     beast::error_code ignored;
+    if (live_ >= max_connections_) {  // over the cap: closed unread, before any allocation
+      socket.close(ignored);
+      on_refused_();
+      continue;
+    }
     socket.set_option(tcp::no_delay(true), ignored);
-    spawn_logged(io_, serve(std::move(socket)));
+    ++live_;
+    spawn_logged(io_, counted(serve(std::move(socket))));
   }
+}
+
+asio::awaitable<void> listener::counted(asio::awaitable<void> session) {
+  struct place {
+    std::size_t& live;
+    ~place() { --live; }
+  } const held{live_};
+  co_await std::move(session);
 }
 
 void listener::begin_shutdown() {

@@ -29,7 +29,10 @@ class listener {
  public:
   using serve_fn = std::function<net::asio::awaitable<void>(net::tcp::socket)>;
 
-  listener(net::asio::io_context& io, std::chrono::milliseconds shutdown_grace);
+  // `max_connections`: connections served at once; one more is accepted and closed at once,
+  // counted by `on_refused`.
+  listener(net::asio::io_context& io, std::chrono::milliseconds shutdown_grace,
+           std::size_t max_connections, std::function<void()> on_refused);
   // Binds and listens on host:port; returns the bound port. Throws on failure.
   std::uint16_t bind(const std::string& host, std::uint16_t port);
   // Starts accepting; `serve` serves each accepted connection.
@@ -40,6 +43,8 @@ class listener {
   void begin_shutdown();
   // Whether the shutdown has begun: connections finish their request and close.
   bool stopping() const { return stopping_; }
+  // Connections being served now (accepted and not yet closed).
+  std::size_t live() const { return live_; }
   // Registers an open connection (again: no effect).
   void add(open_connection* c);
   // Forgets a closed connection; the last one to close during the shutdown ends the grace.
@@ -48,6 +53,8 @@ class listener {
  private:
   // Accepts until the acceptor closes.
   net::asio::awaitable<void> accept_loop(serve_fn serve);
+  // Runs one connection's `session`, holding its place under max_connections until it ends.
+  net::asio::awaitable<void> counted(net::asio::awaitable<void> session);
 
   net::asio::io_context& io_;
   std::chrono::milliseconds shutdown_grace_;
@@ -55,6 +62,9 @@ class listener {
   std::optional<net::asio::signal_set> signals_;
   net::asio::steady_timer grace_timer_, retry_timer_;
   std::set<open_connection*> connections_;
+  std::size_t max_connections_;
+  std::function<void()> on_refused_;
+  std::size_t live_ = 0;
   bool stopping_ = false;
 };
 

@@ -87,6 +87,12 @@ std::string metrics::render(const connector_stats& s, const state_counts& rows,
           "TLS connections closed before a request: bad or missing client certificate, "
           "plain http, timeout.",
           tls_handshake_failures_.load());
+  counter("exactly_connections_refused_total",
+          "Connections closed unread at once: max_connections were open.",
+          connections_refused_.load());
+  counter("exactly_tls_handshakes_refused_total",
+          "TLS connections closed unread at once: max_tls_handshakes were in progress.",
+          tls_handshakes_refused_.load());
 
   o << "# HELP exactly_request_duration_seconds Time from a request read to its reply written.\n"
        "# TYPE exactly_request_duration_seconds histogram\n";

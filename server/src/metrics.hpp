@@ -21,6 +21,8 @@ class metrics {
   void observe_request(unsigned status, double seconds);
   void count_problem(errc e);
   void count_tls_handshake_failure() { tls_handshake_failures_++; }
+  void count_connection_refused() { connections_refused_++; }
+  void count_tls_handshake_refused() { tls_handshakes_refused_++; }
   // Prometheus text with the connector's counters and row gauges (call on the storage thread).
   std::string render(const connector_stats& stats, const state_counts& rows,
                      std::int64_t outbox_pending, std::int64_t dead_letters,
@@ -33,6 +35,8 @@ class metrics {
   std::atomic<std::int64_t> count_{0};
   std::atomic<std::int64_t> sum_micros_{0};
   std::atomic<std::int64_t> tls_handshake_failures_{0};
+  std::atomic<std::int64_t> connections_refused_{0};     // over server_options::max_connections
+  std::atomic<std::int64_t> tls_handshakes_refused_{0};  // over max_tls_handshakes
 };
 
 }  // namespace exactly::server

@@ -86,6 +86,13 @@ constexpr pg::migration schema[] = {
      "CREATE TABLE exactly_clock ("
      " one SMALLINT PRIMARY KEY CHECK (one = 1), high_water_ms BIGINT NOT NULL);"
      "INSERT INTO exactly_clock VALUES (1, 0);"},
+    // Staged body bytes per owner for the byte budget: the size of each staged body, summed by an
+    // index-only scan of the owner's staged rows.
+    {3,
+     "ALTER TABLE exactly_interactions ADD COLUMN request_bytes BIGINT;"
+     "UPDATE exactly_interactions SET request_bytes = octet_length(request_body) WHERE state = 1;"
+     "CREATE INDEX exactly_interactions_staged_bytes ON exactly_interactions(owner)"
+     " INCLUDE (request_bytes) WHERE state = 1;"},
 };
 
 }  // namespace

@@ -99,14 +99,24 @@ std::int64_t pg_store::count_staged(std::string_view owner) {
       .value_or(0);
 }
 
+std::int64_t pg_store::staged_bytes(std::string_view owner) {
+  return db_
+      .query_int64(
+          "SELECT coalesce(sum(request_bytes), 0)::bigint FROM exactly_interactions"
+          " WHERE owner = $1 AND state = 1",
+          owner)
+      .value_or(0);
+}
+
 void pg_store::insert_staged(std::string_view route, std::string_view id, std::string_view owner,
                              std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,
                              std::string_view body, std::string_view sha256) {
   db_.execute(
       "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, state_since_ms,"
-      " request_content_type, request_body, request_sha256) VALUES($1, $2, $3, $4, 1, $5, $6, $7,"
-      " $8)",
-      route, id, owner, id_ms, now_ms, pg::bytes{content_type}, pg::bytes{body}, pg::bytes{sha256});
+      " request_content_type, request_body, request_sha256, request_bytes) VALUES($1, $2, $3, $4,"
+      " 1, $5, $6, $7, $8, $9)",
+      route, id, owner, id_ms, now_ms, pg::bytes{content_type}, pg::bytes{body}, pg::bytes{sha256},
+      static_cast<std::int64_t>(body.size()));
 }
 
 void pg_store::mark_executed(std::string_view route, std::string_view id,

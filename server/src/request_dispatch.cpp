@@ -2,6 +2,7 @@
 #include "request_dispatch.hpp"
 
 #include <exactly/common/protocol.hpp>
+#include <exactly/common/request_id.hpp>
 
 #include "authenticator.hpp"
 #include "background_jobs.hpp"
@@ -87,40 +88,91 @@ asio::awaitable<beast_response> request_dispatch::respond(beast_request& req,
     }
     return answered(to_beast(http_response{200, "text/plain", "ok\n", {}}, version));
   }
-  const bool metrics_wanted = method == "GET" && path == "/metrics";
-  if (metrics_wanted && !metrics_need_key_)
+  if (method == "GET" && path == "/metrics") {
+    if (auto refusal = refuse_metrics(req, certificate_sha256))
+      return answered(std::move(*refusal));
     return metrics_page(version);
+  }
 
+  auto admitted = admit(req, certificate_sha256);
+  if (auto* refusal = std::get_if<beast_response>(&admitted))
+    return answered(std::move(*refusal));
+  auto& [m, principal] = std::get<admission>(admitted);
+  if (m.matched == route_match::kind::user)
+    return user_route(req, std::move(m), std::move(principal));
+  return connector_route(req, std::move(m), std::move(principal));
+}
+
+std::variant<beast_response, request_dispatch::admission> request_dispatch::admit(
+    const beast_request& req, const std::string& certificate_sha256) {
+  const unsigned version = req.version();
+  const std::string_view path = path_of(to_view(req.target()));
+  const std::string_view method = to_view(req.method_string());
   route_match m = routes_.match(method, path);
   const bool needs_auth = !(m.matched == route_match::kind::user && !m.user->authenticated);
   std::optional<std::string> principal = std::string();
   if (needs_auth)
     principal = auth_.principal_of(to_view(req[http::field::authorization]), certificate_sha256);
-  if (!principal) {
-    auto res = reply(problem_response(errc::unauthorized, "a valid API key is required"), version);
-    res.set(http::field::www_authenticate, "Bearer");
-    return answered(std::move(res));
-  }
-  if (metrics_wanted)
-    return metrics_page(version);
-
+  if (!principal)
+    return unauthorized(version);
   switch (m.matched) {
     case route_match::kind::none:
-      return answered(
-          reply(problem_response(errc::not_found, "no route for " + std::string(path)), version));
+      return reply(problem_response(errc::not_found, "no route for " + std::string(path)), version);
     case route_match::kind::method_not_allowed: {
       auto res = reply(
           problem_response(errc::method_not_allowed, std::string(method) + " is not allowed here"),
           version);
       res.set(http::field::allow, m.allow);
-      return answered(std::move(res));
+      return res;
     }
     case route_match::kind::user:
-      return user_route(req, std::move(m), std::move(*principal));
+      break;
     case route_match::kind::connector:
+      if (!request_id::parse(m.id)) {
+        return reply(problem_response(errc::invalid_request_id,
+                                      "the id must be a canonical lowercase UUID version 7"),
+                     version);
+      }
       break;
   }
-  return connector_route(req, std::move(m), std::move(*principal));
+  return admission{std::move(m), std::move(*principal)};
+}
+
+std::optional<beast_response> request_dispatch::refuse_before_body(
+    const beast_request& header, const std::string& certificate_sha256,
+    std::optional<std::uint64_t> content_length, std::size_t max_body_bytes) {
+  const std::string_view path = path_of(to_view(header.target()));
+  const bool own_page = header.method() == http::verb::get &&
+                        (path == "/healthz" || path == "/metrics");  // no authentication
+  if (own_page && path == "/metrics") {
+    if (auto refusal = refuse_metrics(header, certificate_sha256))
+      return refusal;
+  } else if (!own_page) {
+    auto admitted = admit(header, certificate_sha256);
+    if (auto* refusal = std::get_if<beast_response>(&admitted))
+      return std::move(*refusal);
+  }
+  if (content_length && *content_length > max_body_bytes) {
+    return reply(problem_response(errc::payload_too_large,
+                                  "the body exceeds " + std::to_string(max_body_bytes) + " bytes"),
+                 header.version());
+  }
+  return std::nullopt;
+}
+
+beast_response request_dispatch::unauthorized(unsigned version) {
+  auto res = reply(problem_response(errc::unauthorized, "a valid API key is required"), version);
+  res.set(http::field::www_authenticate, "Bearer");
+  return res;
+}
+
+std::optional<beast_response> request_dispatch::refuse_metrics(
+    const beast_request& req, const std::string& certificate_sha256) {
+  if (metrics_need_key_ &&
+      !auth_.principal_of(to_view(req[http::field::authorization]), certificate_sha256)) {
+    return unauthorized(req.version());
+  }
+  return std::nullopt;
 }
 
 asio::awaitable<beast_response> request_dispatch::answered(beast_response res) {

@@ -7,7 +7,10 @@
 #include "respond.hpp"
 #include "router.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <variant>
 
 namespace exactly::server {
 
@@ -25,12 +28,32 @@ class request_dispatch {
   // certificate, "" when none. A failure of the request is an answer, not an exception.
   net::asio::awaitable<beast_response> respond(beast_request& req,
                                                const std::string& certificate_sha256);
+  // The refusal of a request known from its header alone (`header`: its body not read yet), in
+  // the spec's check order: authentication (401), route (404), method (405), id syntax (400),
+  // then a `content_length` above `max_body_bytes` (413); nullopt when the body may be read.
+  std::optional<beast_response> refuse_before_body(const beast_request& header,
+                                                   const std::string& certificate_sha256,
+                                                   std::optional<std::uint64_t> content_length,
+                                                   std::size_t max_body_bytes);
   // The Beast response of `r`, counted in the metrics when it is a problem.
   beast_response reply(interaction_response r, unsigned version);
   // The Prometheus text served at /metrics (storage thread).
   std::string render_metrics();
 
  private:
+  // A request that passed authentication, route, method and id syntax.
+  struct admission {
+    route_match m;
+    std::string principal;
+  };
+  // The first of those checks that fails as its answer, else the admission.
+  std::variant<beast_response, admission> admit(const beast_request& req,
+                                                const std::string& certificate_sha256);
+  // 401 unauthorized, with the scheme to use.
+  beast_response unauthorized(unsigned version);
+  // 401 when /metrics needs a key and `req` has none valid; nullopt otherwise.
+  std::optional<beast_response> refuse_metrics(const beast_request& req,
+                                               const std::string& certificate_sha256);
   // An answer known at once.
   static net::asio::awaitable<beast_response> answered(beast_response res);
   // /metrics, rendered on the storage thread (O(1): counters, no scan).

@@ -103,6 +103,8 @@ beast_response to_beast(interaction_response r, unsigned version) {
     res.set(protocol::retention_header,
             format_http_date(std::min(*r.available_until_ms, max_http_date_ms)));
   }
+  if (r.problem == errc::too_many_staged)  // room comes back as the principal's POSTs land
+    res.set(http::field::retry_after, "1");
   return res;
 }
 

@@ -98,6 +98,33 @@ constexpr sqlite::migration schema[] = {
      "CREATE TABLE exactly_clock ("
      " one INTEGER PRIMARY KEY CHECK (one = 1), high_water_ms INTEGER NOT NULL);"
      "INSERT INTO exactly_clock VALUES (1, 0);"},
+    // Staged body bytes per owner beside the count, for the byte budget, kept by the same triggers.
+    {4,
+     "ALTER TABLE exactly_staged_counts ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0;"
+     "UPDATE exactly_staged_counts SET bytes = (SELECT coalesce(sum(length(CAST(i.request_body AS"
+     " BLOB))), 0) FROM exactly_interactions i WHERE i.owner = exactly_staged_counts.owner AND"
+     " i.state = 1);"
+     "DROP TRIGGER exactly_staged_insert;"
+     "DROP TRIGGER exactly_staged_leave;"
+     "DROP TRIGGER exactly_staged_delete;"
+     "CREATE TRIGGER exactly_staged_insert AFTER INSERT ON exactly_interactions"
+     " WHEN new.state = 1 BEGIN"
+     "  INSERT INTO exactly_staged_counts(owner, n, bytes)"
+     "  VALUES (new.owner, 1, coalesce(length(CAST(new.request_body AS BLOB)), 0))"
+     "  ON CONFLICT(owner) DO UPDATE SET n = n + 1, bytes = bytes + excluded.bytes;"
+     " END;"
+     "CREATE TRIGGER exactly_staged_leave AFTER UPDATE OF state ON exactly_interactions"
+     " WHEN old.state = 1 AND new.state <> 1 BEGIN"
+     "  UPDATE exactly_staged_counts SET n = n - 1,"
+     "  bytes = bytes - coalesce(length(CAST(old.request_body AS BLOB)), 0)"
+     "  WHERE owner = old.owner;"
+     " END;"
+     "CREATE TRIGGER exactly_staged_delete AFTER DELETE ON exactly_interactions"
+     " WHEN old.state = 1 BEGIN"
+     "  UPDATE exactly_staged_counts SET n = n - 1,"
+     "  bytes = bytes - coalesce(length(CAST(old.request_body AS BLOB)), 0)"
+     "  WHERE owner = old.owner;"
+     " END;"},
 };
 
 }  // namespace

@@ -104,6 +104,11 @@ std::int64_t sqlite_store::count_staged(std::string_view owner) {
   return db_.query_int64("SELECT n FROM exactly_staged_counts WHERE owner = ?", owner).value_or(0);
 }
 
+std::int64_t sqlite_store::staged_bytes(std::string_view owner) {
+  return db_.query_int64("SELECT bytes FROM exactly_staged_counts WHERE owner = ?", owner)
+      .value_or(0);
+}
+
 void sqlite_store::insert_staged(std::string_view route, std::string_view id,
                                  std::string_view owner, std::int64_t id_ms, std::int64_t now_ms,
                                  std::string_view content_type, std::string_view body,

@@ -279,5 +279,29 @@ TEST_F(server_tls, incomplete_or_unloadable_settings_are_refused_at_construction
                std::invalid_argument);
 }
 
+// Handshakes run on the network thread: beyond max_tls_handshakes in progress, a connection is
+// closed at once, counted, and the server takes handshakes again once a place frees.
+TEST_F(server_tls, handshakes_over_the_cap_are_refused_at_once) {
+  echo_server_config cfg = config(false);
+  cfg.max_tls_handshakes = 1;
+  echo_server server(cfg);
+  auto silent = std::make_unique<raw_connection>(server.port());  // holds the one place
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  raw_connection refused(server.port());
+  EXPECT_TRUE(refused.closed_within(3000));
+  EXPECT_FALSE(silent->closed_within(200));  // the one in progress waits for its hello
+  const std::string m = server.metrics();
+  EXPECT_NE(m.find("\nexactly_tls_handshakes_refused_total 1\n"), std::string::npos) << m;
+  EXPECT_EQ(handshake_failures(server), 0);
+
+  silent.reset();
+  const std::string u = url(server.port(), request_id::mint().to_string());
+  EXPECT_TRUE(eventually([&] {
+    return transport(server.port(), "", "alice-key")
+               ->send("PUT", u, "application/json", R"({"status":200})")
+               .status == 201;
+  }));
+}
+
 }  // namespace
 }  // namespace exactly::test

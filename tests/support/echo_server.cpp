@@ -36,6 +36,7 @@ echo_server::echo_server(echo_server_config cfg) {
   if (!cfg.postgres.empty())
     co.postgres = pg::options{cfg.postgres};
   co.max_staged_per_principal = cfg.max_staged_per_principal;
+  co.max_staged_bytes_per_principal = cfg.max_staged_bytes_per_principal;
   co.clock = [this] { return now_ms(); };
   co.db.busy_timeout = cfg.busy_timeout;
   if (cfg.synchronous_normal)
@@ -53,6 +54,8 @@ echo_server::echo_server(echo_server_config cfg) {
   so.read_timeout = cfg.read_timeout;
   so.idle_timeout = cfg.idle_timeout;
   so.shutdown_grace = cfg.shutdown_grace;
+  so.max_connections = cfg.max_connections;
+  so.max_tls_handshakes = cfg.max_tls_handshakes;
   so.dispatch_interval = std::chrono::milliseconds(20);
   so.sweep_interval = std::chrono::hours(24);  // tests sweep explicitly
   http_ = std::make_unique<server::http_server>(so, *connector_);

@@ -27,6 +27,9 @@ class temp_dir {
 struct echo_server_config {
   std::size_t max_body_bytes = 1024;
   std::int64_t max_staged_per_principal = 3;
+  std::int64_t max_staged_bytes_per_principal = 2048;
+  std::size_t max_connections = 512;
+  std::size_t max_tls_handshakes = 32;
   bool open_mode = false;
   std::chrono::milliseconds read_timeout{15000};
   std::chrono::milliseconds idle_timeout{60000};

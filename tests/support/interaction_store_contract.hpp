@@ -262,6 +262,37 @@ TEST_P(interaction_store_contract, clock_floor_only_rises_and_commits_with_its_t
   EXPECT_EQ(in_tx([&] { return store_->clock_floor(); }), t0 + 50);
 }
 
+TEST_P(interaction_store_contract, staged_bytes_follow_every_way_in_and_out) {
+  const timing t{};
+  auto bytes = [&](const char* owner) {
+    return in_tx([&] { return store_->staged_bytes(owner); });
+  };
+  const std::string utf8 = "\xc3\xa9t\xc3\xa9";  // 3 characters, 5 bytes
+  const std::string with_nul("a\0b", 3);
+  in_tx([&] {
+    store_->insert_staged("/r/{id}", "a", "alice", t0, t0, "", std::string(1000, 'x'), "");
+    store_->insert_staged("/r/{id}", "b", "alice", t0, t0, "", utf8, "");
+    store_->insert_staged("/r/{id}", "c", "alice", t0, t0, "", with_nul, "");
+    store_->insert_staged("/r/{id}", "d", "alice", t0, t0, "", "", "");
+    store_->insert_staged("/r/{id}", "e", "bob", t0, t0, "", "12345678", "");
+  });
+  EXPECT_EQ(bytes("alice"), 1008);
+  EXPECT_EQ(bytes("bob"), 8);
+  EXPECT_EQ(bytes("carol"), 0);
+  in_tx([&] { store_->mark_executed("/r/{id}", "a", {200, "text/plain", "ok"}, t0); });
+  EXPECT_EQ(bytes("alice"), 8);
+  in_tx([&] { store_->put_tombstone("/r/{id}", "b", "alice", t0, tombstone_reason::deleted, t0); });
+  EXPECT_EQ(bytes("alice"), 3);
+  {
+    auto tx = store_->begin(true);
+    store_->put_tombstone("/r/{id}", "c", "alice", t0, tombstone_reason::deleted, t0);
+  }  // rolled back
+  EXPECT_EQ(bytes("alice"), 3);
+  in_tx([&] { store_->sweep(t0 + t.staged_ttl_ms, t); });  // c and d expire, e too
+  EXPECT_EQ(bytes("alice"), 0);
+  EXPECT_EQ(bytes("bob"), 0);
+}
+
 TEST_P(interaction_store_contract, outbox_retries_and_dead_letters) {
   in_tx([&] {
     store_->outbox_add("a", R"({"n":1})", "s1", t0);

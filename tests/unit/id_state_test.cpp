@@ -240,11 +240,12 @@ TEST(id_state, window_does_not_apply_to_known_ids) {
 }
 
 TEST(id_state, decide_stage) {
-  EXPECT_EQ(decide_stage(false, 0, 3), no(errc::invalid_payload));
-  EXPECT_EQ(decide_stage(false, 3, 3), no(errc::invalid_payload));  // payload checked first
-  EXPECT_EQ(decide_stage(true, 2, 3), ok(action::stage));
-  EXPECT_EQ(decide_stage(true, 3, 3), no(errc::too_many_staged));
-  EXPECT_EQ(decide_stage(true, 4, 3), no(errc::too_many_staged));
+  EXPECT_EQ(decide_stage(false, 0, 3, 0, 100), no(errc::invalid_payload));
+  EXPECT_EQ(decide_stage(false, 3, 3, 200, 100), no(errc::invalid_payload));  // payload first
+  EXPECT_EQ(decide_stage(true, 2, 3, 100, 100), ok(action::stage));  // the budget is inclusive
+  EXPECT_EQ(decide_stage(true, 3, 3, 0, 100), no(errc::too_many_staged));
+  EXPECT_EQ(decide_stage(true, 4, 3, 0, 100), no(errc::too_many_staged));
+  EXPECT_EQ(decide_stage(true, 0, 3, 101, 100), no(errc::too_many_staged));  // over the bytes
 }
 
 TEST(id_state, effective_expiry_boundaries) {

@@ -53,7 +53,7 @@ TEST(sqlite_store_file, an_upgraded_database_counts_the_rows_staged_before) {
     sqlite_store store(path, sqlite::options{});
     sqlite::connection& db = store.connection();
     for (const char* id : {"a", "b", "c"})
-      store.insert_staged("/r/{id}", id, "alice", t0, t0, "", "", "");
+      store.insert_staged("/r/{id}", id, "alice", t0, t0, "", std::string(10, *id), "");
     // Back to the schema of version 1, which had no counts.
     db.exec(
         "DROP TRIGGER exactly_staged_insert; DROP TRIGGER exactly_staged_leave;"
@@ -69,8 +69,10 @@ TEST(sqlite_store_file, an_upgraded_database_counts_the_rows_staged_before) {
     sqlite_store store(path, sqlite::options{});
     EXPECT_EQ(store.count_staged("alice"), 3);
     EXPECT_EQ(store.counts().staged, 3);
+    EXPECT_EQ(store.staged_bytes("alice"), 30);
     store.mark_executed("/r/{id}", "a", {}, t0);
     EXPECT_EQ(store.count_staged("alice"), 2);
+    EXPECT_EQ(store.staged_bytes("alice"), 20);
     EXPECT_EQ(store.counts().staged, 2);
     EXPECT_EQ(store.counts().executed, 1);
     EXPECT_EQ(store.clock_floor(), 0);

@@ -27,10 +27,13 @@ struct connector_options {
   // The engine: SQLite in the file db_path (the default), or PostgreSQL when `postgres` is set,
   // which lets several connector processes serve one database (db_path and db are then unused).
   std::string db_path = "exactly-server.db";
-  sqlite::options db{};                   // synchronous=FULL unless the user opts out
-  std::optional<pg::options> postgres{};  // synchronous_commit=on unless the user opts out
-  timing times{};                         // staged TTL, retention, acceptance window
-  std::int64_t max_staged_per_principal = 10000;
+  sqlite::options db{};                           // synchronous=FULL unless the user opts out
+  std::optional<pg::options> postgres{};          // synchronous_commit=on unless the user opts out
+  timing times{};                                 // staged TTL, retention, acceptance window
+  std::int64_t max_staged_per_principal = 10000;  // then PUT is 429 too-many-staged
+  // Request body bytes a principal may hold staged; a PUT that would exceed it is 429
+  // too-many-staged, like one over the count.
+  std::int64_t max_staged_bytes_per_principal = 256LL << 20;
   clock_fn clock = system_now_ms;  // must be thread-safe: the storage and network threads call it
   int outbox_max_attempts = 10;    // then the message goes to dead letters
   // GETs read through a read-only connection of their own (SQLite WAL file databases only), so

@@ -50,6 +50,12 @@ struct server_options {
   std::chrono::milliseconds read_timeout{15000};   // a whole request, headers and body
   std::chrono::milliseconds write_timeout{15000};  // a whole response
   std::chrono::milliseconds idle_timeout{60000};   // keep-alive wait for the next request
+  // Connections served at once; one more is accepted and closed at once, unread. With the
+  // body and header limits this bounds the memory connections hold (README, "Limits").
+  std::size_t max_connections = 512;
+  // TLS handshakes in progress at once (they run on the network thread); a connection that
+  // would start one more is closed at once, before its handshake.
+  std::size_t max_tls_handshakes = 32;
   std::chrono::milliseconds sweep_interval{60000};
   std::chrono::milliseconds dispatch_interval{250};  // outbox poll when idle
   std::chrono::milliseconds shutdown_grace{10000};   // then open connections are closed
@@ -64,7 +70,7 @@ struct server_options {
 class http_server {
  public:
   // Throws std::invalid_argument if authentication is neither configured nor explicitly open,
-  // or if the TLS files are incomplete or do not load.
+  // if the TLS files are incomplete or do not load, or if a connection limit is 0.
   http_server(server_options opts, connector& c);
   // Stops gracefully if still running.
   ~http_server();
