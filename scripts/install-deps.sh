@@ -14,6 +14,9 @@ packages=(
   libcli11-dev          # command lines of the sample programs
   curl                  # the README's walk through the protocol
   spin                  # model checking of the protocol (proto-spec/model)
+  clang-14              # the fuzz and ThreadSanitizer builds (scripts/fuzz.sh, scripts/tsan.sh)
+  libclang-rt-14-dev    # clang's sanitizer runtimes: ASan, UBSan, TSan, libFuzzer
+  libfuzzer-14-dev      # libFuzzer
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -24,7 +24,9 @@ problem make_problem(errc e, std::string detail) {
 }
 
 std::string to_body(const problem& p) {
-  return nlohmann::json(p).dump();
+  // A detail may quote request bytes (a path) that are not UTF-8: they are sent as U+FFFD
+  // instead of failing the answer (dump() would throw, and the request got no answer at all).
+  return nlohmann::json(p).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::optional<problem> parse_problem(std::string_view body) {

@@ -76,5 +76,21 @@ TEST(problem, refuses_what_is_not_a_problem) {
   EXPECT_EQ(foreign.name(), "");
 }
 
+// A detail quoting a request path that is not UTF-8 (found by fuzz_server_request: the 404 of
+// such a path threw and the connection closed unanswered).
+TEST(problem, a_detail_that_is_not_utf8_is_sent_with_replacement_characters) {
+  const problem p = make_problem(errc::not_found,
+                                 "no route for /a\xff\xfe"
+                                 "b");
+  std::string body;
+  ASSERT_NO_THROW(body = to_body(p));
+  const auto back = parse_problem(body);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->status, 404u);
+  EXPECT_EQ(back->detail,
+            "no route for /a\xef\xbf\xbd\xef\xbf\xbd"
+            "b");
+}
+
 }  // namespace
 }  // namespace exactly
