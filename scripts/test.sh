@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds, runs the whole test suite, then the suite
-# under ASan+UBSan, the threaded tests under TSan and each fuzz target for FUZZ_SECONDS (60).
-# Prints how long each part took at the end.
+# The test command: installs what is missing, builds, runs the whole test suite; with
+# EXACTLY_TEST_ALL=1 also the suite under ASan+UBSan, the threaded tests under TSan and each fuzz
+# target for FUZZ_SECONDS (60). Prints how long each part took at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -26,7 +26,11 @@ part() {
 part "dependencies" bash scripts/install-deps.sh
 part "build" bash scripts/build.sh
 part "tests" bash -c "cd build && ctest --output-on-failure -j $jobs --timeout 600"
-part "asan+ubsan" bash scripts/sanitize.sh
-part "tsan" bash scripts/tsan.sh
-part "fuzz" bash scripts/fuzz.sh
+# The sanitizer builds and the fuzzers run with EXACTLY_TEST_ALL=1 only, until a cold run of all
+# of them is measured inside the 30-minute budget (README, Testing).
+if [ "${EXACTLY_TEST_ALL:-0}" = 1 ]; then
+  part "asan+ubsan" bash scripts/sanitize.sh
+  part "tsan" bash scripts/tsan.sh
+  part "fuzz" bash scripts/fuzz.sh
+fi
 print_summary
