@@ -52,15 +52,8 @@ int main(int argc, char** argv) {
   so.host = address->host;
   so.port = address->port;
   so.max_body_bytes = max_body;
-  try {
-    auto keys = exactly::samples::keys::resolve_keys(
-        key_flags, std::getenv(exactly::samples::keys::environment_variable), std::cerr);
-    so.open_mode = keys.open_mode;
-    so.api_keys = std::move(keys.keys);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "echo-server: " << e.what() << '\n';
+  if (!exactly::samples::keys::apply_keys(key_flags, so, "echo-server", std::cerr))
     return 2;
-  }
   try {
     exactly::server::connector_options co;
     co.db_path = db;

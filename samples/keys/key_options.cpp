@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -87,6 +88,19 @@ key_setup resolve_keys(const key_flags& flags, const char* environment, std::ost
                                 "authentication (local demos only)");
   }
   return {false, std::move(keys)};
+}
+
+bool apply_keys(const key_flags& flags, server::server_options& so, std::string_view program,
+                std::ostream& err) {
+  try {
+    key_setup keys = resolve_keys(flags, std::getenv(environment_variable), err);
+    so.open_mode = keys.open_mode;
+    so.api_keys = std::move(keys.keys);
+    return true;
+  } catch (const std::invalid_argument& e) {
+    err << program << ": " << e.what() << '\n';
+    return false;
+  }
 }
 
 }  // namespace exactly::samples::keys

@@ -8,6 +8,7 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace exactly::samples::keys {
@@ -37,5 +38,10 @@ struct key_setup {
 // the operator: a bad entry (by file line or list position), an unreadable or empty file, a key
 // given twice, no keys without --open, or --open with keys.
 key_setup resolve_keys(const key_flags& flags, const char* environment, std::ostream& warn);
+
+// resolve_keys() with the process's EXACTLY_API_KEYS, into `so`; on a refusal prints
+// "<program>: <message>" to `err` and returns false (the caller exits with status 2).
+bool apply_keys(const key_flags& flags, server::server_options& so, std::string_view program,
+                std::ostream& err);
 
 }  // namespace exactly::samples::keys

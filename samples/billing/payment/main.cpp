@@ -39,15 +39,8 @@ int main(int argc, char** argv) {
   exactly::server::server_options so;
   so.host = address->host;
   so.port = address->port;
-  try {
-    auto keys = exactly::samples::keys::resolve_keys(
-        key_flags, std::getenv(exactly::samples::keys::environment_variable), std::cerr);
-    so.open_mode = keys.open_mode;
-    so.api_keys = std::move(keys.keys);
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "payment-service: " << e.what() << '\n';
+  if (!exactly::samples::keys::apply_keys(key_flags, so, "payment-service", std::cerr))
     return 2;
-  }
   try {
     exactly::server::connector_options co{.db_path = db};
     if (!postgres.empty())
