@@ -114,11 +114,13 @@ std::uint16_t http_server::start() {
   return s.bound_port;
 }
 
+void http_server::shut_down_on_signals() {
+  std::lock_guard lock(impl_->lifecycle);
+  impl_->connections.shut_down_on_signals();
+}
+
 void http_server::run() {
-  {
-    std::lock_guard lock(impl_->lifecycle);
-    impl_->connections.shut_down_on_signals();
-  }
+  shut_down_on_signals();
   start();
   impl_->join();
 }

@@ -33,6 +33,8 @@ void listener::start(serve_fn serve) {
 }
 
 void listener::shut_down_on_signals() {
+  if (signals_)
+    return;
   signals_.emplace(io_, SIGINT, SIGTERM);
   signals_->async_wait([this](beast::error_code ec, int sig) {
     if (ec)

@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
     exactly::server::connector connector(co);
     exactly::server::http_server server(so, connector);
     exactly::samples::payment::install(connector, server, initial_balance);
+    server.shut_down_on_signals();  // a SIGTERM right after "listening" is a graceful stop
     const std::uint16_t port = server.start();
     std::cout << "listening on " << so.host << ':' << port << std::endl;
     server.run();

@@ -87,6 +87,10 @@ class http_server {
   std::uint16_t start();
   // start() if needed, then serves until SIGINT/SIGTERM or stop(), then shuts down gracefully.
   void run();
+  // From now on SIGINT and SIGTERM shut the server down gracefully instead of ending the
+  // process (run() does this too): call it before start() when the process announces that it
+  // listens before it calls run(), so a signal in between is not lost. Idempotent.
+  void shut_down_on_signals();
   // Stops accepting, lets in-flight requests finish (up to shutdown_grace), closes idle
   // connections, drains storage work and joins the threads. Idempotent; any thread.
   void stop();
