@@ -21,9 +21,10 @@ void metrics::count_problem(errc e) {
     problems_[i]++;
 }
 
-std::string metrics::render(const connector_stats& s, const state_counts& rows,
-                            std::int64_t outbox_pending, std::int64_t dead_letters,
-                            const group_stats& groups) const {
+std::string metrics::render(const storage_figures& f) const {
+  const connector_stats& s = f.stats;
+  const state_counts& rows = f.rows;
+  const group_stats& groups = f.groups;
   std::ostringstream o;
   auto counter = [&o](const char* name, const char* help, std::int64_t v) {
     o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n"
@@ -73,9 +74,9 @@ std::string metrics::render(const connector_stats& s, const state_counts& rows,
     << "exactly_interactions{state=\"executed\"} " << rows.executed << '\n'
     << "exactly_interactions{state=\"tombstone\"} " << rows.tombstone << '\n';
   gauge_header("exactly_outbox_pending", "Server outbox messages not yet handled.");
-  o << "exactly_outbox_pending " << outbox_pending << '\n';
+  o << "exactly_outbox_pending " << f.outbox_pending << '\n';
   gauge_header("exactly_dead_letters", "Messages in the dead-letter table.");
-  o << "exactly_dead_letters " << dead_letters << '\n';
+  o << "exactly_dead_letters " << f.dead_letters << '\n';
 
   o << "# HELP exactly_http_responses_total HTTP responses, by status class.\n"
        "# TYPE exactly_http_responses_total counter\n";

@@ -13,6 +13,15 @@
 
 namespace exactly::server {
 
+// What a scrape reads on the storage thread: the connector's counters and the row gauges.
+struct storage_figures {
+  connector_stats stats;
+  state_counts rows;
+  std::int64_t outbox_pending = 0;
+  std::int64_t dead_letters = 0;
+  group_stats groups;
+};
+
 class metrics {
  public:
   static constexpr std::array<double, 12> bucket_bounds{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
@@ -23,10 +32,8 @@ class metrics {
   void count_tls_handshake_failure() { tls_handshake_failures_++; }
   void count_connection_refused() { connections_refused_++; }
   void count_tls_handshake_refused() { tls_handshakes_refused_++; }
-  // Prometheus text with the connector's counters and row gauges (call on the storage thread).
-  std::string render(const connector_stats& stats, const state_counts& rows,
-                     std::int64_t outbox_pending, std::int64_t dead_letters,
-                     const group_stats& groups) const;
+  // Prometheus text: `figures` (read on the storage thread) with this object's counters.
+  std::string render(const storage_figures& figures) const;
 
  private:
   std::array<std::atomic<std::int64_t>, 6> by_class_{};                        // index status/100

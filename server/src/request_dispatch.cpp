@@ -55,13 +55,16 @@ http_request user_request(beast_request& req, std::map<std::string, std::string>
 
 request_dispatch::request_dispatch(connector& c, const authenticator& auth, const router& routes,
                                    metrics& counters, storage_executor& storage,
-                                   bool metrics_need_key)
+                                   bool metrics_need_key, std::chrono::milliseconds metrics_max_age)
     : connector_(c),
       auth_(auth),
       routes_(routes),
       counters_(counters),
       storage_(storage),
-      metrics_need_key_(metrics_need_key) {}
+      metrics_need_key_(metrics_need_key),
+      metrics_max_age_(metrics_max_age) {}
+
+request_dispatch::~request_dispatch() = default;
 
 beast_response request_dispatch::reply(interaction_response r, unsigned version) {
   if (r.problem)
@@ -69,9 +72,13 @@ beast_response request_dispatch::reply(interaction_response r, unsigned version)
   return to_beast(std::move(r), version);
 }
 
+storage_figures request_dispatch::read_figures() {
+  return storage_figures{connector_.stats(), connector_.counts(), connector_.outbox_pending(),
+                         connector_.dead_letters(), storage_.group_counts()};
+}
+
 std::string request_dispatch::render_metrics() {
-  return counters_.render(connector_.stats(), connector_.counts(), connector_.outbox_pending(),
-                          connector_.dead_letters(), storage_.group_counts());
+  return counters_.render(read_figures());
 }
 
 asio::awaitable<beast_response> request_dispatch::respond(beast_request& req,
@@ -180,7 +187,24 @@ asio::awaitable<beast_response> request_dispatch::answered(beast_response res) {
 }
 
 asio::awaitable<beast_response> request_dispatch::metrics_page(unsigned version) {
-  std::string text = co_await storage_.run([this] { return render_metrics(); });
+  using std::chrono::steady_clock;
+  const auto asked_at = steady_clock::now();
+  const bool stale = !figures_ || asked_at - figures_read_at_ >= metrics_max_age_;
+  // A scrape with nothing to show yet, or with max age 0, reads for itself; the others show the
+  // last reading while one is under way, so scrape loops cost the storage thread at most one
+  // reading per max age.
+  const bool must_read = !figures_ || metrics_max_age_.count() == 0;
+  if (stale && (must_read || !reading_figures_)) {
+    reading_figures_ = true;
+    struct reading_done {
+      bool& flag;
+      ~reading_done() { flag = false; }
+    } done{reading_figures_};
+    auto read = co_await storage_.run([this] { return read_figures(); });
+    figures_ = std::make_unique<storage_figures>(read);
+    figures_read_at_ = asked_at;
+  }
+  std::string text = counters_.render(*figures_);
   co_return to_beast(http_response{200, "text/plain; version=0.0.4", std::move(text), {}}, version);
 }
 

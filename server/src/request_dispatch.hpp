@@ -7,7 +7,9 @@
 #include "respond.hpp"
 #include "router.hpp"
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -17,12 +19,16 @@ namespace exactly::server {
 class authenticator;
 class metrics;
 class storage_executor;
+struct storage_figures;
 
 class request_dispatch {
  public:
-  // `metrics_need_key`: /metrics is answered only with a valid key, like the connector's routes.
+  // `metrics_need_key`: /metrics is answered only with a valid key, like the connector's routes;
+  // `metrics_max_age`: how old the storage thread's figures in a scrape may be (0: always read).
   request_dispatch(connector& c, const authenticator& auth, const router& routes, metrics& counters,
-                   storage_executor& storage, bool metrics_need_key);
+                   storage_executor& storage, bool metrics_need_key,
+                   std::chrono::milliseconds metrics_max_age);
+  ~request_dispatch();
 
   // The answer to `req` (network thread); `certificate_sha256`: the connection's client
   // certificate, "" when none. A failure of the request is an answer, not an exception.
@@ -37,7 +43,7 @@ class request_dispatch {
                                                    std::size_t max_body_bytes);
   // The Beast response of `r`, counted in the metrics when it is a problem.
   beast_response reply(interaction_response r, unsigned version);
-  // The Prometheus text served at /metrics (storage thread).
+  // The Prometheus text served at /metrics, every figure read now (storage thread).
   std::string render_metrics();
 
  private:
@@ -56,8 +62,11 @@ class request_dispatch {
                                                const std::string& certificate_sha256);
   // An answer known at once.
   static net::asio::awaitable<beast_response> answered(beast_response res);
-  // /metrics, rendered on the storage thread (O(1): counters, no scan).
+  // /metrics: the storage figures read on the storage thread (O(1): counters, no scan) when the
+  // last reading is older than metrics_max_age and none is under way, rendered here.
   net::asio::awaitable<beast_response> metrics_page(unsigned version);
+  // The figures a scrape reads on the storage thread (storage thread).
+  storage_figures read_figures();
   // A user route: its handler in the open commit group.
   net::asio::awaitable<beast_response> user_route(beast_request& req, route_match m,
                                                   std::string principal);
@@ -72,6 +81,11 @@ class request_dispatch {
   metrics& counters_;
   storage_executor& storage_;
   bool metrics_need_key_;
+  std::chrono::milliseconds metrics_max_age_;
+  // The last storage figures a scrape read, and when (network thread only).
+  std::unique_ptr<storage_figures> figures_;
+  std::chrono::steady_clock::time_point figures_read_at_{};
+  bool reading_figures_ = false;
 };
 
 }  // namespace exactly::server

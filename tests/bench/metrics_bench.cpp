@@ -1,11 +1,13 @@
 // metrics-bench: what a /metrics scrape costs with millions of rows stored, and whether scrapes
 // slow the protocol down. Prints figures; asserts nothing.
 //
-//   metrics-bench [--rows 2000000] [--puts 3000] [--scrapers 16] [--postgres CONNINFO]
+//   metrics-bench [--rows 2000000] [--puts 3000] [--scrapers 16] [--interval-ms 0] [--rounds 3]
+//                 [--max-age-ms 1000] [--postgres CONNINFO]
 //
 // Fills the store with tombstones, then measures: the full count a scrape used to run (the
-// baseline, same run), scrape latency, and PUT latency with no scraper and with `--scrapers`
-// threads scraping in a loop.
+// baseline, same run), scrape latency, and PUT latency alone, beside `--scrapers` threads
+// requesting /healthz in a loop (what any request costs on the shared cores), and beside as many
+// scraping /metrics, in rounds side by side.
 #include <echo_server.hpp>
 #include <http_client.hpp>
 #include <requests.hpp>
@@ -93,18 +95,59 @@ std::vector<double> put_latencies(echo_server& s, int n) {
   return v;
 }
 
+struct loops_result {
+  std::vector<double> put_ms;  // the PUTs' latencies
+  double loop_rate = 0;        // the loops' requests a second
+};
+
+// PUT latencies while `loops` threads GET `target` in a loop, each waiting `interval_ms` between
+// requests (0: none).
+loops_result beside_loops(echo_server& s, int puts, int loops, const std::string& target,
+                          int interval_ms) {
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> done{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < loops; ++i) {
+    threads.emplace_back([&] {
+      http_client c(s.port());
+      while (!stop) {
+        if (c.request("GET", target).status != 200) {
+          std::fprintf(stderr, "GET %s failed\n", target.c_str());
+          std::exit(1);
+        }
+        ++done;
+        if (interval_ms > 0)
+          std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+      }
+    });
+  }
+  const auto start = clock_type::now();
+  loops_result out{put_latencies(s, puts), 0};
+  out.loop_rate = static_cast<double>(done.load()) / (ms_since(start) / 1000);
+  stop = true;
+  for (auto& t : threads)
+    t.join();
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"metrics-bench: the cost of a /metrics scrape at scale"};
   std::int64_t rows = 2'000'000;
-  int puts = 3000, scrapers = 16, scrapes = 200;
+  int puts = 3000, scrapers = 16, scrapes = 200, rounds = 3, interval_ms = 0, max_age_ms = 1000;
   std::string postgres;
   app.add_option("--rows", rows, "rows stored before measuring")->check(CLI::PositiveNumber);
   app.add_option("--puts", puts, "PUTs per latency measurement")->check(CLI::PositiveNumber);
   app.add_option("--scrapes", scrapes, "scrapes timed one after another")
       ->check(CLI::PositiveNumber);
-  app.add_option("--scrapers", scrapers, "threads scraping in a loop during the second PUT run")
+  app.add_option("--scrapers", scrapers, "threads scraping (or requesting /healthz) in a loop")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--interval-ms", interval_ms, "each loop's pause between requests (0: none)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--rounds", rounds, "rounds of the three PUT runs; medians are printed")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-age-ms", max_age_ms, "the server's metrics_max_age (0: every scrape reads)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--postgres", postgres, "a PostgreSQL connection string (default: SQLite)");
   CLI11_PARSE(app, argc, argv);
@@ -112,6 +155,8 @@ int main(int argc, char** argv) {
   echo_server_config cfg;
   cfg.postgres = postgres;
   cfg.max_staged_per_principal = 1'000'000'000;
+  cfg.max_staged_bytes_per_principal = std::int64_t{1} << 40;
+  cfg.metrics_max_age = std::chrono::milliseconds(max_age_ms);
   echo_server s(cfg);
 
   auto start = clock_type::now();
@@ -133,35 +178,51 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::printf("scrape: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d scrapes)\n",
-              quantile(scrape_ms, 0.5), quantile(scrape_ms, 0.99), quantile(scrape_ms, 1.0),
-              scrapes);
-
-  const auto quiet = put_latencies(s, puts);
-  std::atomic<bool> stop{false};
-  std::atomic<std::int64_t> scraped{0};
-  std::vector<std::thread> loops;
-  for (int i = 0; i < scrapers; ++i) {
-    loops.emplace_back([&] {
-      http_client c(s.port());
-      while (!stop) {
-        c.request("GET", "/metrics");
-        ++scraped;
-      }
-    });
+  std::printf(
+      "scrape over HTTP: p50 %.2f ms, p99 %.2f ms, max %.2f ms (%d scrapes, max age %d ms)\n",
+      quantile(scrape_ms, 0.5), quantile(scrape_ms, 0.99), quantile(scrape_ms, 1.0), scrapes,
+      max_age_ms);
+  std::vector<double> read_ms;
+  for (int i = 0; i < scrapes; ++i) {
+    start = clock_type::now();
+    if (s.metrics().empty())
+      return 1;
+    read_ms.push_back(ms_since(start));
   }
-  start = clock_type::now();
-  const auto busy = put_latencies(s, puts);
-  const double busy_s = ms_since(start) / 1000;
-  stop = true;
-  for (auto& t : loops)
-    t.join();
-  std::printf("PUT, no scraper:      p50 %.2f ms, p99 %.2f ms (%d PUTs)\n", quantile(quiet, 0.5),
-              quantile(quiet, 0.99), puts);
-  std::printf("PUT, %2d scrapers:     p50 %.2f ms, p99 %.2f ms (%.0f scrapes/s alongside)\n",
-              scrapers, quantile(busy, 0.5), quantile(busy, 0.99),
-              static_cast<double>(scraped.load()) / busy_s);
-  std::printf("PUT p99 ratio, scrapers / none: %.2f\n",
-              quantile(busy, 0.99) / std::max(quantile(quiet, 0.99), 1e-9));
+  std::printf(
+      "scrape reading every figure now (on the storage thread): p50 %.2f ms, p99 %.2f ms,"
+      " max %.2f ms\n",
+      quantile(read_ms, 0.5), quantile(read_ms, 0.99), quantile(read_ms, 1.0));
+
+  // Rounds of three PUT runs side by side: alone, beside loops requesting /healthz (the cost of
+  // any request on the shared cores, the baseline) and beside loops scraping /metrics.
+  std::vector<double> none_p99, health_p99, scrape_p99, none_p50, health_p50, scrape_p50;
+  double scrape_rate = 0;
+  for (int round = 0; round < rounds; ++round) {
+    const auto quiet = put_latencies(s, puts);
+    none_p50.push_back(quantile(quiet, 0.5));
+    none_p99.push_back(quantile(quiet, 0.99));
+    const auto health = beside_loops(s, puts, scrapers, "/healthz", interval_ms);
+    health_p50.push_back(quantile(health.put_ms, 0.5));
+    health_p99.push_back(quantile(health.put_ms, 0.99));
+    const auto scrape = beside_loops(s, puts, scrapers, "/metrics", interval_ms);
+    scrape_p50.push_back(quantile(scrape.put_ms, 0.5));
+    scrape_p99.push_back(quantile(scrape.put_ms, 0.99));
+    scrape_rate += scrape.loop_rate / rounds;
+    std::printf(
+        "round %d: PUT p99 %.2f ms alone, %.2f ms beside /healthz, %.2f ms beside /metrics\n",
+        round + 1, none_p99.back(), health_p99.back(), scrape_p99.back());
+  }
+  const char* pace = interval_ms > 0 ? "paced" : "tight";
+  std::printf("PUT, alone:                 p50 %.2f ms, p99 %.2f ms (median of %d rounds of %d)\n",
+              quantile(none_p50, 0.5), quantile(none_p99, 0.5), rounds, puts);
+  std::printf("PUT, %2d %s /healthz loops: p50 %.2f ms, p99 %.2f ms\n", scrapers, pace,
+              quantile(health_p50, 0.5), quantile(health_p99, 0.5));
+  std::printf("PUT, %2d %s /metrics loops: p50 %.2f ms, p99 %.2f ms (%.0f scrapes/s alongside)\n",
+              scrapers, pace, quantile(scrape_p50, 0.5), quantile(scrape_p99, 0.5), scrape_rate);
+  std::printf("PUT p99 ratio, /metrics loops / alone: %.2f\n",
+              quantile(scrape_p99, 0.5) / std::max(quantile(none_p99, 0.5), 1e-9));
+  std::printf("PUT p99 ratio, /metrics loops / /healthz loops: %.2f\n",
+              quantile(scrape_p99, 0.5) / std::max(quantile(health_p99, 0.5), 1e-9));
   return 0;
 }

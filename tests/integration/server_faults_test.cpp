@@ -280,6 +280,40 @@ TEST(server_faults, metrics_can_require_a_key) {
   EXPECT_EQ(c.request("GET", "/healthz").status, 200u);  // health stays open for balancers
 }
 
+// A scrape reads the storage thread's figures at most once per metrics_max_age: scrape loops
+// cannot take the storage thread from requests. Request counters stay current.
+TEST(server_faults, metrics_read_the_storage_figures_at_most_once_per_max_age) {
+  echo_server_config cfg;
+  cfg.metrics_max_age = std::chrono::hours(1);
+  echo_server server(cfg);
+  http_client c(server.port());
+  auto staged_in = [](const std::string& page) {
+    return page.find("exactly_interactions{state=\"staged\"} 1\n") != std::string::npos;
+  };
+  EXPECT_FALSE(staged_in(c.request("GET", "/metrics").body));
+  const std::string id = request_id::mint(server.now_ms()).to_string();
+  ASSERT_EQ(c.request("PUT", path_of(id), R"({"status":200})", alice).status, 201u);
+  for (int i = 0; i < 20; ++i) {
+    const auto r = c.request("GET", "/metrics");
+    EXPECT_FALSE(staged_in(r.body)) << "read again within the max age";
+    // The first scrape and the PUT were answered before this scrape: 2 2xx responses counted.
+    EXPECT_NE(
+        r.body.find("exactly_http_responses_total{class=\"2xx\"} " + std::to_string(2 + i) + "\n"),
+        std::string::npos)
+        << r.body;
+  }
+  EXPECT_TRUE(staged_in(server.metrics()));  // http_server::metrics_text() reads everything now
+
+  echo_server_config every;
+  every.metrics_max_age = std::chrono::milliseconds(0);
+  echo_server always(every);
+  http_client a(always.port());
+  EXPECT_FALSE(staged_in(a.request("GET", "/metrics").body));
+  const std::string id2 = request_id::mint(always.now_ms()).to_string();
+  ASSERT_EQ(a.request("PUT", path_of(id2), R"({"status":200})", alice).status, 201u);
+  EXPECT_TRUE(staged_in(a.request("GET", "/metrics").body));
+}
+
 TEST(server_faults, sweeper_enforces_retention_and_is_measured) {
   echo_server server;
   http_client c(server.port());

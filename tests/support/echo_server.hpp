@@ -39,6 +39,7 @@ struct echo_server_config {
   bool plain_route = true;    // POST /plain/{id}: one insert, the benchmark's baseline
   server::tls_options tls{};  // https when tls.certificate_chain_file is set
   bool metrics_need_key = false;
+  std::chrono::milliseconds metrics_max_age{1000};
   // The engine: a PostgreSQL connection string, else SQLite in the test's directory. The default
   // is a fresh schema of the test cluster when EXACTLY_TEST_ENGINE=postgres, so a suite written
   // for the echo server runs on either engine.

@@ -65,6 +65,10 @@ struct server_options {
   // /metrics answers only requests with a valid API key (or a client certificate that names a
   // principal); off by default, so a scraper on the local network needs no key.
   bool metrics_need_key = false;
+  // The row gauges and connector counters a scrape shows are read on the storage thread at most
+  // once per this age (concurrent scrapes share a reading): a scrape loop cannot take the
+  // storage thread from requests. Request counters are always current. 0: every scrape reads.
+  std::chrono::milliseconds metrics_max_age{1000};
 };
 
 class http_server {
