@@ -55,13 +55,14 @@ http_request user_request(beast_request& req, std::map<std::string, std::string>
 
 request_dispatch::request_dispatch(connector& c, const authenticator& auth, const router& routes,
                                    metrics& counters, storage_executor& storage,
-                                   bool metrics_need_key)
+                                   bool metrics_need_key, test_control_options test_control)
     : connector_(c),
       auth_(auth),
       routes_(routes),
       counters_(counters),
       storage_(storage),
-      metrics_need_key_(metrics_need_key) {}
+      metrics_need_key_(metrics_need_key),
+      test_control_(std::move(test_control), c) {}
 
 beast_response request_dispatch::reply(interaction_response r, unsigned version) {
   if (r.problem)
@@ -92,6 +93,11 @@ asio::awaitable<beast_response> request_dispatch::respond(beast_request& req,
     if (auto refusal = refuse_metrics(req, certificate_sha256))
       return answered(std::move(*refusal));
     return metrics_page(version);
+  }
+  if (test_control_.handles(path)) {
+    if (!test_control_.authorized(to_view(req[http::field::authorization])))
+      return answered(unauthorized(version));
+    return test_control_answer(req);
   }
 
   auto admitted = admit(req, certificate_sha256);
@@ -147,6 +153,9 @@ std::optional<beast_response> request_dispatch::refuse_before_body(
   if (own_page && path == "/metrics") {
     if (auto refusal = refuse_metrics(header, certificate_sha256))
       return refusal;
+  } else if (test_control_.handles(path)) {
+    if (!test_control_.authorized(to_view(header[http::field::authorization])))
+      return unauthorized(header.version());
   } else if (!own_page) {
     auto admitted = admit(header, certificate_sha256);
     if (auto* refusal = std::get_if<beast_response>(&admitted))
@@ -182,6 +191,23 @@ asio::awaitable<beast_response> request_dispatch::answered(beast_response res) {
 asio::awaitable<beast_response> request_dispatch::metrics_page(unsigned version) {
   std::string text = co_await storage_.run([this] { return render_metrics(); });
   co_return to_beast(http_response{200, "text/plain; version=0.0.4", std::move(text), {}}, version);
+}
+
+asio::awaitable<beast_response> request_dispatch::test_control_answer(beast_request& req) {
+  const unsigned version = req.version();
+  const std::string_view target = to_view(req.target());
+  const auto qpos = target.find('?');
+  const std::string path(target.substr(0, qpos));
+  const std::string query(qpos == std::string_view::npos ? "" : target.substr(qpos + 1));
+  const std::string method(to_view(req.method_string()));
+  interaction_response r = co_await storage_.run([&] {
+    try {
+      return test_control_.answer(method, path, query);
+    } catch (...) {
+      return failure_response(std::current_exception(), errc::internal_error, path);
+    }
+  });
+  co_return reply(std::move(r), version);
 }
 
 asio::awaitable<beast_response> request_dispatch::user_route(beast_request& req, route_match m,

@@ -6,6 +6,7 @@
 #include "asio_beast.hpp"
 #include "respond.hpp"
 #include "router.hpp"
+#include "test_control.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -21,8 +22,10 @@ class storage_executor;
 class request_dispatch {
  public:
   // `metrics_need_key`: /metrics is answered only with a valid key, like the connector's routes.
+  // `test_control`: the interface of proto-spec §12, off when its key is empty.
   request_dispatch(connector& c, const authenticator& auth, const router& routes, metrics& counters,
-                   storage_executor& storage, bool metrics_need_key);
+                   storage_executor& storage, bool metrics_need_key,
+                   test_control_options test_control);
 
   // The answer to `req` (network thread); `certificate_sha256`: the connection's client
   // certificate, "" when none. A failure of the request is an answer, not an exception.
@@ -58,6 +61,8 @@ class request_dispatch {
   static net::asio::awaitable<beast_response> answered(beast_response res);
   // /metrics, rendered on the storage thread (O(1): counters, no scan).
   net::asio::awaitable<beast_response> metrics_page(unsigned version);
+  // A test-control endpoint, authorized by its own key, answered on the storage thread.
+  net::asio::awaitable<beast_response> test_control_answer(beast_request& req);
   // A user route: its handler in the open commit group.
   net::asio::awaitable<beast_response> user_route(beast_request& req, route_match m,
                                                   std::string principal);
@@ -72,6 +77,7 @@ class request_dispatch {
   metrics& counters_;
   storage_executor& storage_;
   bool metrics_need_key_;
+  test_control_page test_control_;
 };
 
 }  // namespace exactly::server

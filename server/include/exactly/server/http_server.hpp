@@ -6,6 +6,7 @@
 
 #include <exactly/server/connector.hpp>
 #include <exactly/server/http_message.hpp>
+#include <exactly/server/test_control.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -65,6 +66,9 @@ struct server_options {
   // /metrics answers only requests with a valid API key (or a client certificate that names a
   // principal); off by default, so a scraper on the local network needs no key.
   bool metrics_need_key = false;
+  // Off by default. NEVER in production: lets whoever has its key move the server's clock and run
+  // its sweeper (proto-spec §12).
+  test_control_options test_control{};
 };
 
 class http_server {

@@ -1,0 +1,49 @@
+// The report of a run (see table.hpp).
+#include "table.hpp"
+
+#include <algorithm>
+#include <iomanip>
+
+namespace exactly::conformance {
+
+totals count(const std::vector<case_result>& results) {
+  totals t;
+  for (const case_result& r : results) {
+    if (r.result == verdict::pass)
+      ++t.passed;
+    else if (r.result == verdict::fail)
+      ++t.failed;
+    else
+      ++t.skipped;
+  }
+  return t;
+}
+
+totals print_report(std::ostream& out, const std::vector<case_result>& results) {
+  std::size_t width = 4;
+  for (const case_result& r : results)
+    width = std::max(width, r.name.size());
+  out << std::left << std::setw(static_cast<int>(width)) << "case"
+      << " | result | detail\n"
+      << std::string(width, '-') << "-+--------+-------\n";
+  for (const case_result& r : results) {
+    std::string detail = r.detail;
+    if (r.result == verdict::fail)
+      detail = std::to_string(r.failures.size()) + " check(s) failed" +
+               (detail.empty() ? "" : "; " + detail);
+    out << std::setw(static_cast<int>(width)) << r.name << " | " << std::setw(6)
+        << to_string(r.result) << " | " << detail << '\n';
+  }
+  for (const case_result& r : results) {
+    if (r.result != verdict::fail)
+      continue;
+    out << "\nFAIL " << r.name << '\n';
+    for (const std::string& f : r.failures)
+      out << "- " << f << '\n';
+  }
+  const totals t = count(results);
+  out << '\n' << t.passed << " passed, " << t.failed << " failed, " << t.skipped << " skipped\n";
+  return t;
+}
+
+}  // namespace exactly::conformance
