@@ -2,6 +2,7 @@
 // against an in-process echo server on loopback: the runner of exactly-conformance with the
 // server's clock, sweeper and counters reached directly instead of over HTTP.
 
+#include <certificates.hpp>
 #include <echo_server.hpp>
 
 #include <black_box.hpp>
@@ -44,9 +45,9 @@ class echo_controls final : public cf::controls {
   echo_server& s_;
 };
 
-// A fresh echo server configured as §11 says, for one case.
+// A fresh echo server configured as §11 says, for one case; over https with `tls`.
 struct echo_target : cf::target {
-  echo_target() {
+  explicit echo_target(echo_server_config cfg = {}) : server(std::move(cfg)) {
     at.port = server.port();
     control = &controls;
     fresh = true;
@@ -113,6 +114,40 @@ TEST(conformance_black_box, every_case_passes_in_process) {
     echo_target t;
     report(c.run(t, spec_options()));
   }
+}
+
+// The same over https, the runner trusting the server's certificate: transport B's TLS path.
+TEST(conformance_black_box, every_case_passes_over_tls) {
+  temp_dir dir;
+  const std::string pem = (dir.path() / "server.pem").string();
+  const std::string key = (dir.path() / "server.key").string();
+  make_certificate("IP:127.0.0.1", pem, key);
+  echo_server_config cfg;
+  cfg.tls.certificate_chain_file = pem;
+  cfg.tls.private_key_file = key;
+  for (const cf::black_box_case& c : cf::black_box_cases()) {
+    echo_target t(cfg);
+    t.at.tls = true;
+    t.at.ca_file = pem;
+    report(c.run(t, spec_options()));
+  }
+}
+
+// Over https, a runner that does not trust the server's certificate gets no answer: it fails.
+TEST(conformance_black_box, an_untrusted_certificate_fails_the_cases) {
+  temp_dir dir;
+  const std::string pem = (dir.path() / "server.pem").string();
+  const std::string key = (dir.path() / "server.key").string();
+  make_certificate("IP:127.0.0.1", pem, key);
+  echo_server_config cfg;
+  cfg.tls.certificate_chain_file = pem;
+  cfg.tls.private_key_file = key;
+  echo_target t(cfg);
+  t.at.tls = true;
+  const cf::case_result r = cf::black_box_cases().front().run(t, spec_options());
+  EXPECT_EQ(r.result, cf::verdict::fail);
+  ASSERT_FALSE(r.failures.empty());
+  EXPECT_NE(r.failures.front().find("no answer"), std::string::npos) << r.failures.front();
 }
 
 }  // namespace

@@ -104,11 +104,13 @@ class checks {
     return std::move(out_);
   }
 
+  // The case's own connection (pipelining and raw requests open a fresh one each time).
+  http_connection& conn() { return conn_; }
+
+ private:
   target& t_;
   const run_options& o_;
   http_connection conn_;
-
- private:
   case_result out_;
   std::vector<std::string> ids_;
 };
@@ -307,7 +309,7 @@ case_result pipelining(target& t, const run_options& o) {
   const std::vector<request> rs = {c.make("PUT", id, body), c.make("POST", id), c.make("GET", id),
                                    c.make("DELETE", id), c.make("GET", id)};
   const want ws[] = {{201}, executed, replayed, {204}, {410, "request-consumed"}};
-  const auto answers = c.conn_.pipeline(rs);
+  const auto answers = c.conn().pipeline(rs);
   if (answers.size() != rs.size() || answers.back().status == 0) {
     c.fail("5 pipelined requests: " + std::to_string(answers.size()) +
            " answers, the last: " + describe(answers.back()));
@@ -366,12 +368,12 @@ case_result malformed_requests(target& t, const run_options& o) {
       "\r\nExpect: 100-continue\r\n\r\n";
   c.check("a body over the limit (--max-body-bytes), announced",
           request{"PUT", target, {{"Content-Length", std::to_string(o.max_body_bytes + 1)}}, ""},
-          c.conn_.raw(too_large), {413, "payload-too-large"});
+          c.conn().raw(too_large), {413, "payload-too-large"});
   const std::string no_host = "GET " + with_id(o.route, id) + " HTTP/1.1\r\n" + auth + "\r\n";
   c.check("HTTP/1.1 without Host", request{"GET", with_id(o.route, id), {{"Host", "(none)"}}, ""},
-          c.conn_.raw(no_host), {400, "bad-request"});
+          c.conn().raw(no_host), {400, "bad-request"});
   c.check("not HTTP", request{"(raw)", "NOT HTTP AT ALL", {}, ""},
-          c.conn_.raw("NOT HTTP AT ALL\r\n\r\n"), {400, "bad-request"});
+          c.conn().raw("NOT HTTP AT ALL\r\n\r\n"), {400, "bad-request"});
   return c.finish();
 }
 
