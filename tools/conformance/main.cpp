@@ -64,6 +64,21 @@ bool parse_base_url(std::string url, endpoint& at) {
   return !host.empty();
 }
 
+// The installed vectors beside this program (PREFIX/bin -> PREFIX/share/exactly/vectors), else
+// those of the configured install prefix, else the source tree's (a build that is not installed).
+std::string default_vectors_dir() {
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto beside = exe.parent_path().parent_path() / "share" / "exactly" / "vectors";
+    if (std::filesystem::is_directory(beside))
+      return beside.string();
+  }
+  if (std::filesystem::is_directory(EXACTLY_INSTALLED_VECTORS_DIR))
+    return EXACTLY_INSTALLED_VECTORS_DIR;
+  return EXACTLY_SOURCE_VECTORS_DIR;
+}
+
 // The one running server, handed to every case.
 struct shared_target : target {};
 
@@ -154,11 +169,8 @@ int main(int argc, char** argv) {
     o.echo = o.body.empty();
     if (!o.invalid_body.empty() && o.echo)
       throw std::invalid_argument("--invalid-body needs --body");
-    if (vectors_dir.empty()) {
-      vectors_dir = EXACTLY_INSTALLED_VECTORS_DIR;
-      if (!std::filesystem::is_directory(vectors_dir))
-        vectors_dir = EXACTLY_SOURCE_VECTORS_DIR;
-    }
+    if (vectors_dir.empty())
+      vectors_dir = default_vectors_dir();
   } catch (const std::exception& e) {
     std::cerr << "exactly-conformance: " << e.what() << '\n';
     return 2;
@@ -194,6 +206,8 @@ int main(int argc, char** argv) {
     };
 
     std::vector<case_result> results;
+    if (list && !no_vectors)
+      std::cout << "vectors from " << vectors_dir << '\n';
     if (!no_vectors) {
       for (const auto& file : vector_files(vectors_dir)) {
         if (list) {
