@@ -146,6 +146,8 @@ int main(int argc, char** argv) {
   app.add_flag("--no-vectors", no_vectors, "skip the vector files");
   app.add_flag("--no-black-box", no_black_box, "skip the built-in black-box cases");
   app.add_flag("--list", list, "list the cases and exit");
+  std::string json_file;
+  app.add_option("--json", json_file, "also write the results as JSON to this file");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -233,6 +235,12 @@ int main(int argc, char** argv) {
     if (list)
       return 0;
     const totals t = print_report(std::cout, results);
+    if (!json_file.empty()) {
+      std::ofstream json_out(json_file);
+      write_json(json_out, results);
+      if (!json_out)
+        throw std::runtime_error("cannot write " + json_file);
+    }
     return t.failed > 0 ? 1 : 0;
   } catch (const std::exception& e) {
     std::cerr << "exactly-conformance: " << e.what() << '\n';

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <iomanip>
 
+#include <nlohmann/json.hpp>
+
 namespace exactly::conformance {
 
 totals count(const std::vector<case_result>& results) {
@@ -44,6 +46,23 @@ totals print_report(std::ostream& out, const std::vector<case_result>& results) 
   const totals t = count(results);
   out << '\n' << t.passed << " passed, " << t.failed << " failed, " << t.skipped << " skipped\n";
   return t;
+}
+
+void write_json(std::ostream& out, const std::vector<case_result>& results) {
+  const totals t = count(results);
+  nlohmann::json cases = nlohmann::json::array();
+  for (const case_result& r : results) {
+    cases.push_back({{"name", r.name},
+                     {"result", to_string(r.result)},
+                     {"detail", r.detail},
+                     {"failures", r.failures}});
+  }
+  out << nlohmann::json{{"passed", t.passed},
+                        {"failed", t.failed},
+                        {"skipped", t.skipped},
+                        {"cases", cases}}
+             .dump(1)
+      << '\n';
 }
 
 }  // namespace exactly::conformance

@@ -16,5 +16,8 @@ struct totals {
 totals count(const std::vector<case_result>& results);
 // Prints the table, the failures and the summary line; returns the counts.
 totals print_report(std::ostream& out, const std::vector<case_result>& results);
+// The same as one JSON document: {"passed","failed","skipped","cases":[{"name","result",
+// "detail","failures"}]}.
+void write_json(std::ostream& out, const std::vector<case_result>& results);
 
 }  // namespace exactly::conformance
