@@ -43,7 +43,7 @@ struct http_server::impl {
         tls(make_tls_context(opts.tls)),
         storage(c.storage(), opts.group_commit),
         jobs(storage.context(), c, opts.sweep_interval, opts.dispatch_interval),
-        dispatch(c, auth, routes, counters, storage, opts.metrics_need_key, opts.metrics_max_age),
+        dispatch(c, auth, routes, counters, storage, opts),
         connections(net, opts.shutdown_grace, opts.max_connections,
                     [this] { counters.count_connection_refused(); }),
         sessions{opts, tls.get(), dispatch, counters, connections} {}

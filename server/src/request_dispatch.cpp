@@ -55,14 +55,15 @@ http_request user_request(beast_request& req, std::map<std::string, std::string>
 
 request_dispatch::request_dispatch(connector& c, const authenticator& auth, const router& routes,
                                    metrics& counters, storage_executor& storage,
-                                   bool metrics_need_key, std::chrono::milliseconds metrics_max_age)
+                                   const server_options& opts)
     : connector_(c),
       auth_(auth),
       routes_(routes),
       counters_(counters),
       storage_(storage),
-      metrics_need_key_(metrics_need_key),
-      metrics_max_age_(metrics_max_age) {}
+      metrics_need_key_(opts.metrics_need_key),
+      metrics_max_age_(opts.metrics_max_age),
+      test_control_(opts.test_control, c) {}
 
 request_dispatch::~request_dispatch() = default;
 
@@ -99,6 +100,11 @@ asio::awaitable<beast_response> request_dispatch::respond(beast_request& req,
     if (auto refusal = refuse_metrics(req, certificate_sha256))
       return answered(std::move(*refusal));
     return metrics_page(version);
+  }
+  if (test_control_.handles(path)) {
+    if (!test_control_.authorized(to_view(req[http::field::authorization])))
+      return answered(unauthorized(version));
+    return test_control_answer(req);
   }
 
   auto admitted = admit(req, certificate_sha256);
@@ -154,6 +160,9 @@ std::optional<beast_response> request_dispatch::refuse_before_body(
   if (own_page && path == "/metrics") {
     if (auto refusal = refuse_metrics(header, certificate_sha256))
       return refusal;
+  } else if (test_control_.handles(path)) {
+    if (!test_control_.authorized(to_view(header[http::field::authorization])))
+      return unauthorized(header.version());
   } else if (!own_page) {
     auto admitted = admit(header, certificate_sha256);
     if (auto* refusal = std::get_if<beast_response>(&admitted))
@@ -206,6 +215,23 @@ asio::awaitable<beast_response> request_dispatch::metrics_page(unsigned version)
   }
   std::string text = counters_.render(*figures_);
   co_return to_beast(http_response{200, "text/plain; version=0.0.4", std::move(text), {}}, version);
+}
+
+asio::awaitable<beast_response> request_dispatch::test_control_answer(beast_request& req) {
+  const unsigned version = req.version();
+  const std::string_view target = to_view(req.target());
+  const auto qpos = target.find('?');
+  const std::string path(target.substr(0, qpos));
+  const std::string query(qpos == std::string_view::npos ? "" : target.substr(qpos + 1));
+  const std::string method(to_view(req.method_string()));
+  interaction_response r = co_await storage_.run([&] {
+    try {
+      return test_control_.answer(method, path, query);
+    } catch (...) {
+      return failure_response(std::current_exception(), errc::internal_error, path);
+    }
+  });
+  co_return reply(std::move(r), version);
 }
 
 asio::awaitable<beast_response> request_dispatch::user_route(beast_request& req, route_match m,

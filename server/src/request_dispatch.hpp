@@ -2,10 +2,12 @@
 // Answers one HTTP request: /healthz, /metrics, authentication, user routes, connector routes.
 
 #include <exactly/server/connector.hpp>
+#include <exactly/server/http_server.hpp>
 
 #include "asio_beast.hpp"
 #include "respond.hpp"
 #include "router.hpp"
+#include "test_control.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -23,11 +25,11 @@ struct storage_figures;
 
 class request_dispatch {
  public:
-  // `metrics_need_key`: /metrics is answered only with a valid key, like the connector's routes;
-  // `metrics_max_age`: how old the storage thread's figures in a scrape may be (0: always read).
+  // `opts`: metrics_need_key (/metrics answered only with a valid key, like the connector's
+  // routes), metrics_max_age (how old the storage figures a scrape shows may be), test_control
+  // (the interface of proto-spec §12, off when its key is empty).
   request_dispatch(connector& c, const authenticator& auth, const router& routes, metrics& counters,
-                   storage_executor& storage, bool metrics_need_key,
-                   std::chrono::milliseconds metrics_max_age);
+                   storage_executor& storage, const server_options& opts);
   ~request_dispatch();
 
   // The answer to `req` (network thread); `certificate_sha256`: the connection's client
@@ -67,6 +69,8 @@ class request_dispatch {
   net::asio::awaitable<beast_response> metrics_page(unsigned version);
   // The figures a scrape reads on the storage thread (storage thread).
   storage_figures read_figures();
+  // A test-control endpoint, authorized by its own key, answered on the storage thread.
+  net::asio::awaitable<beast_response> test_control_answer(beast_request& req);
   // A user route: its handler in the open commit group.
   net::asio::awaitable<beast_response> user_route(beast_request& req, route_match m,
                                                   std::string principal);
@@ -86,6 +90,7 @@ class request_dispatch {
   std::unique_ptr<storage_figures> figures_;
   std::chrono::steady_clock::time_point figures_read_at_{};
   bool reading_figures_ = false;
+  test_control_page test_control_;
 };
 
 }  // namespace exactly::server

@@ -91,8 +91,7 @@ struct server_path {
   router routes;
   metrics counters;
   storage_executor storage{conn.storage(), /*group_commit=*/true};
-  request_dispatch dispatch{
-      conn, auth, routes, counters, storage, opts.metrics_need_key, opts.metrics_max_age};
+  request_dispatch dispatch{conn, auth, routes, counters, storage, opts};
   std::map<std::string, int> executions;          // by id: business logic runs
   std::map<std::string, beast_response> results;  // by id: the executed answer
 

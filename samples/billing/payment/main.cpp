@@ -4,6 +4,7 @@
 #include "payment_app.hpp"
 
 #include <key_options.hpp>
+#include <test_control_flags.hpp>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -28,6 +29,8 @@ int main(int argc, char** argv) {
                  "share it");
   app.add_option("--initial-balance-cents", initial_balance, "opening balance of a new account");
   exactly::samples::keys::add_key_options(app, key_flags);
+  exactly::samples::keys::test_control_flags control_flags;
+  exactly::samples::keys::add_test_control_options(app, control_flags);
   CLI11_PARSE(app, argc, argv);
   spdlog::set_default_logger(spdlog::stderr_color_mt("payment-service"));
 
@@ -41,8 +44,11 @@ int main(int argc, char** argv) {
   so.port = address->port;
   if (!exactly::samples::keys::apply_keys(key_flags, so, "payment-service", std::cerr))
     return 2;
+  exactly::server::connector_options co{.db_path = db};
+  if (!exactly::samples::keys::apply_test_control(control_flags, so, co, "payment-service",
+                                                  std::cerr))
+    return 2;
   try {
-    exactly::server::connector_options co{.db_path = db};
     if (!postgres.empty())
       co.postgres = exactly::pg::options{postgres};
     exactly::server::connector connector(co);

@@ -6,6 +6,7 @@
 
 #include <exactly/server/connector.hpp>
 #include <exactly/server/http_message.hpp>
+#include <exactly/server/test_control.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -69,6 +70,9 @@ struct server_options {
   // once per this age (concurrent scrapes share a reading): a scrape loop cannot take the
   // storage thread from requests. Request counters are always current. 0: every scrape reads.
   std::chrono::milliseconds metrics_max_age{1000};
+  // Off by default. NEVER in production: lets whoever has its key move the server's clock and run
+  // its sweeper (proto-spec §12).
+  test_control_options test_control{};
 };
 
 class http_server {

@@ -1,0 +1,50 @@
+#pragma once
+// The optional test-control interface of proto-spec §12 (off by default, never for production):
+// a clock tests can move forward, and what the server needs to serve /_exactly/test/.
+
+#include <exactly/common/clock.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace exactly::server {
+
+// The raw clock plus an offset that only grows. Thread-safe.
+class test_clock {
+ public:
+  explicit test_clock(clock_fn raw = system_now_ms) : raw_(std::move(raw)) {}
+  std::int64_t now_ms() const { return raw_() + offset_ms_.load(); }
+  // Moves the clock forward by `ms` (>= 0; a negative value is ignored).
+  void advance_ms(std::int64_t ms) {
+    if (ms > 0)
+      offset_ms_ += ms;
+  }
+  // A clock_fn reading this clock, for connector_options::clock; valid while *this lives.
+  clock_fn fn() const {
+    return [this] { return now_ms(); };
+  }
+
+ private:
+  clock_fn raw_;
+  std::atomic<std::int64_t> offset_ms_{0};
+};
+
+// Committed executions of the interaction `id` (storage thread), nullopt when unknown.
+using executions_fn = std::function<std::optional<std::int64_t>(const std::string& id)>;
+
+struct test_control_options {
+  // The secret of "Authorization: Bearer <key>" on /_exactly/test/; "" = the interface is off
+  // (its paths are then ordinary unknown routes).
+  std::string key{};
+  // The clock the connector decides with (connector_options::clock = clock->fn()); required
+  // with a key.
+  std::shared_ptr<test_clock> clock{};
+  // Optional: executions of an id, for GET /_exactly/test/executions/{id}.
+  executions_fn executions{};
+};
+
+}  // namespace exactly::server
