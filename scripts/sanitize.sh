@@ -1,21 +1,46 @@
 #!/usr/bin/env bash
-# Builds with AddressSanitizer and UndefinedBehaviorSanitizer into ./build-asan and runs ctest.
-# Only the targets the tests run are built (no benchmarks, no sample mains the tests never start).
+# The suite under AddressSanitizer and UndefinedBehaviorSanitizer: clang-14 into ./build-asan.
+# The same build holds the libFuzzer targets (scripts/fuzz.sh): the libraries are compiled once,
+# with the fuzzers' coverage instrumentation as well, which the tests do not notice.
+# Usage: scripts/sanitize.sh [configure|build|test|all]   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install-deps.sh
+step=${1:-all}
 jobs=$(nproc 2>/dev/null || echo 2)
-start=$SECONDS
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" >/dev/null
-cmake --build build-asan -j "$jobs" --target exactly_unit_tests exactly_integration_tests \
-  exactly_crash_tests exactly_slow_sync_vfs_test pg-test-cluster exactly_postgres_tests \
-  exactly_postgres_integration_tests exactly_postgres_client_tests billing-demo
-echo "asan+ubsan build: $((SECONDS - start)) s"
-start=$SECONDS
-cd build-asan
-# install_and_consume builds a plain consumer against these instrumented libraries, and
-# protocol_model checks the Spin model, no C++ of ours: both skipped.
-UBSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j "$jobs" \
-  -E "install_and_consume|protocol_model"
-echo "asan+ubsan tests: $((SECONDS - start)) s"
+
+configure() {
+  bash scripts/install-deps.sh
+  # -fno-sanitize=function: clang 14 cannot compile coroutines with UBSan's function check
+  # ("Cannot represent a difference across sections", llvm/llvm-project#49689); it checks calls
+  # through mistyped function pointers, which C++ code without casts of function pointers cannot
+  # make. -O1 with line tables: ASan's stacks name the lines, and the build stays short on 2 cores.
+  local san="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize=function"
+  san+=" -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+  CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DEXACTLY_FUZZ=ON \
+    -DEXACTLY_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="$san" >/dev/null
+}
+
+build() {
+  configure
+  local start=$SECONDS
+  cmake --build build-asan -j "$jobs"
+  echo "asan+ubsan build: $((SECONDS - start)) s"
+}
+
+run_tests() {
+  local start=$SECONDS
+  cd build-asan
+  export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+  ctest --output-on-failure -j "$jobs" --timeout 600
+  echo "asan+ubsan tests: $((SECONDS - start)) s"
+}
+
+case "$step" in
+  configure) configure ;;
+  build) build ;;
+  test) run_tests ;;
+  all) build && run_tests ;;
+  *) echo "usage: scripts/sanitize.sh [configure|build|test|all]" >&2; exit 2 ;;
+esac
