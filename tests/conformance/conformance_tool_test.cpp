@@ -44,8 +44,14 @@ struct tool_run {
   }
 };
 
-tool_run run_tool(const std::vector<std::string>& args) {
-  std::string line = quoted(EXACTLY_CONFORMANCE);
+// Runs `program` with `args` (stdout and stderr captured), without the sample servers' key
+// variables unless `env` sets them ("NAME=VALUE" entries).
+tool_run run_program(const std::string& program, const std::vector<std::string>& args,
+                     const std::vector<std::string>& env = {}) {
+  std::string line = "env -u EXACTLY_API_KEYS -u EXACTLY_TEST_CONTROL_KEY";
+  for (const std::string& e : env)
+    line += " " + quoted(e);
+  line += " " + quoted(program);
   for (const std::string& a : args)
     line += " " + quoted(a);
   tool_run r;
@@ -56,6 +62,10 @@ tool_run run_tool(const std::vector<std::string>& args) {
   const int status = pclose(p);
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+tool_run run_tool(const std::vector<std::string>& args) {
+  return run_program(EXACTLY_CONFORMANCE, args);
 }
 
 class conformance_tool : public ::testing::Test {
@@ -69,8 +79,10 @@ class conformance_tool : public ::testing::Test {
   std::string db() const { return (dir_.path() / "server.db").string(); }
 
   // Starts a server program that prints "listening on HOST:PORT"; returns its base URL.
-  std::string start(const std::vector<std::string>& argv) {
+  std::string start(const std::vector<std::string>& argv, const std::string& env = "") {
     std::string line = "exec env -u EXACTLY_API_KEYS -u EXACTLY_TEST_CONTROL_KEY";
+    if (!env.empty())
+      line += " " + quoted(env);
     for (const std::string& a : argv)
       line += " " + quoted(a);
     line += " 2>" + quoted((dir_.path() / "stderr").string());
@@ -97,10 +109,10 @@ class conformance_tool : public ::testing::Test {
 };
 
 TEST_F(conformance_tool, echo_server_with_test_control_passes_every_case) {
-  const std::string url =
-      start({EXACTLY_ECHO_SERVER, "--listen", "127.0.0.1:0", "--db", db(), "--api-keys-file",
-             keys_file(), "--test-control-key-file", control_file(), "--max-body-bytes", "1024",
-             "--max-staged-per-principal", "3", "--max-staged-bytes-per-principal", "2048"});
+  const std::string url = start(
+      {EXACTLY_ECHO_SERVER, "--listen", "127.0.0.1:0", "--db", db(), "--api-keys-file", keys_file(),
+       "--test-control", "--test-control-key-file", control_file(), "--max-body-bytes", "1024",
+       "--max-staged-per-principal", "3", "--max-staged-bytes-per-principal", "2048"});
   auto args = keys(url);
   args.insert(args.end(), {"--test-control-key-file", control_file(), "--spec-limits",
                            "--max-body-bytes", "1024"});
@@ -142,17 +154,69 @@ TEST_F(conformance_tool, without_test_control_the_clock_cases_are_skipped_with_t
 TEST_F(conformance_tool, test_control_is_off_by_default) {
   const std::string url = start({EXACTLY_ECHO_SERVER, "--listen", "127.0.0.1:0", "--db", db(),
                                  "--api-keys-file", keys_file()});
+  // alice's API key authenticates, so /_exactly/test/clock is then an ordinary unknown route: 404
+  // (were the interface on, another key than its own would get 401).
   auto args = keys(url);
-  args.insert(args.end(), {"--test-control-key", control_key});
+  args.insert(args.end(), {"--test-control-key", alice_key});
   const tool_run r = run_tool(args);
   EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_NE(r.out.find("test-control interface does not answer"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("does not answer: GET /_exactly/test/clock answered 404"), std::string::npos)
+      << r.out;
+}
+
+TEST_F(conformance_tool, the_key_in_the_environment_alone_does_not_turn_test_control_on) {
+  const std::string env = "EXACTLY_TEST_CONTROL_KEY=" + control_key;
+  std::string url = start({EXACTLY_ECHO_SERVER, "--listen", "127.0.0.1:0", "--db", db(),
+                           "--api-keys-file", keys_file()},
+                          env);
+  auto args = keys(url);
+  args.insert(args.end(), {"--test-control-key", control_key, "--only", "black-box/lifecycle"});
+  tool_run r = run_tool(args);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("does not answer: GET /_exactly/test/clock answered 401"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(server_->terminate(), 0);
+  server_.reset();
+  // With --test-control the same key from the environment turns it on.
+  url = start({EXACTLY_ECHO_SERVER, "--listen", "127.0.0.1:0", "--db", db(), "--api-keys-file",
+               keys_file(), "--test-control"},
+              env);
+  args = keys(url);
+  args.insert(args.end(), {"--test-control-key", control_key, "--only", "black-box/lifecycle"});
+  r = run_tool(args);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.row("black-box/lifecycle").find("| pass   |"), std::string::npos) << r.out;
+}
+
+TEST_F(conformance_tool, the_sample_servers_refuse_a_test_control_key_without_the_flag_or_weak) {
+  const std::vector<std::string> base = {"--listen", "127.0.0.1:0",     "--db",
+                                         db(),       "--api-keys-file", keys_file()};
+  auto with = [&base](std::vector<std::string> more) {
+    more.insert(more.begin(), base.begin(), base.end());
+    return more;
+  };
+  tool_run r = run_program(EXACTLY_ECHO_SERVER, with({"--test-control-key-file", control_file()}));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--test-control-key-file needs --test-control"), std::string::npos) << r.out;
+  r = run_program(EXACTLY_ECHO_SERVER, with({"--test-control"}));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--test-control needs a key"), std::string::npos) << r.out;
+  const std::string alice_as_control = (dir_.path() / "alice-control").string();
+  std::ofstream(alice_as_control) << alice_key << '\n';
+  r = run_program(EXACTLY_PAYMENT_SERVICE,
+                  with({"--test-control", "--test-control-key-file", alice_as_control}));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("the test-control key must not be an API key"), std::string::npos) << r.out;
+  r = run_program(EXACTLY_ECHO_SERVER, with({"--test-control"}),
+                  {"EXACTLY_TEST_CONTROL_KEY=short-key"});
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("at least 16 characters"), std::string::npos) << r.out;
 }
 
 TEST_F(conformance_tool, test_control_refuses_another_key) {
   const std::string url =
       start({EXACTLY_ECHO_SERVER, "--listen", "127.0.0.1:0", "--db", db(), "--api-keys-file",
-             keys_file(), "--test-control-key-file", control_file()});
+             keys_file(), "--test-control", "--test-control-key-file", control_file()});
   auto args = keys(url);
   args.insert(args.end(), {"--test-control-key", alice_key, "--only", "black-box/lifecycle"});
   const tool_run r = run_tool(args);
@@ -164,7 +228,7 @@ TEST_F(conformance_tool, test_control_refuses_another_key) {
 TEST_F(conformance_tool, payment_service_passes_with_its_own_bodies) {
   const std::string url =
       start({EXACTLY_PAYMENT_SERVICE, "--listen", "127.0.0.1:0", "--db", db(), "--api-keys-file",
-             keys_file(), "--test-control-key-file", control_file()});
+             keys_file(), "--test-control", "--test-control-key-file", control_file()});
   auto args = keys(url);
   args.insert(args.end(),
               {"--test-control-key-file", control_file(), "--route", "/payment/authorize/{id}",
