@@ -321,6 +321,47 @@ TEST_F(conformance_tool, a_server_that_answers_404_where_410_is_due_fails) {
       << r.out;
 }
 
+TEST_F(conformance_tool, a_server_whose_answers_are_not_the_echo_fails) {
+  const tool_run r = run_broken("echo-body");
+  EXPECT_EQ(r.status, 1) << r.out;
+  // The same wrong body every time: the black-box cases see it only by the echo check.
+  EXPECT_EQ(failing_cases(), (std::set<std::string>{
+                                 "black-box/concurrent-posts",
+                                 "black-box/lifecycle",
+                                 "black-box/ownership",
+                                 "black-box/pipelining",
+                                 "black-box/state-executed",
+                                 "black-box/state-staged",
+                                 "lifecycle/independent-ids-do-not-interfere",
+                                 "post/business-statuses-are-outcomes",
+                             }))
+      << r.out;
+  EXPECT_NE(r.out.find("- POST: body: want \"{\"reply\":\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(the echo of the staged body), got \"{\"reply\":\"tampered\"}\""),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(conformance_tool, a_problem_whose_status_is_not_the_http_status_fails) {
+  const tool_run r = run_broken("problem-status");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_EQ(failing_cases(), (std::set<std::string>{
+                                 "black-box/ownership",
+                                 "black-box/state-unknown",
+                                 "black-box/state-unknown-future",
+                                 "get/get-unknown-is-404",
+                                 "get/get-unknown-old-id-is-410-too-old",
+                                 "ownership/another-principal-cannot-touch-a-tombstone",
+                                 "ownership/another-principal-sees-404-on-every-verb",
+                                 "post/post-unknown-is-404",
+                             }))
+      << r.out;
+  EXPECT_NE(r.out.find("POST of a unknown id: the problem's status: want 404 (the HTTP status), "
+                       "got 400"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(conformance_tool, the_broken_server_passes_what_it_does_not_break) {
   // The broken servers are the real one but for their one rule: the lifecycle passes on one
   // that answers 404 for old ids, so the failures above are the rules', not the harness's.
