@@ -63,7 +63,7 @@ request_dispatch::request_dispatch(connector& c, const authenticator& auth, cons
       storage_(storage),
       metrics_need_key_(opts.metrics_need_key),
       metrics_max_age_(opts.metrics_max_age),
-      test_control_(opts.test_control, c) {}
+      test_control_(opts.test_control, opts.api_keys, c) {}
 
 request_dispatch::~request_dispatch() = default;
 

@@ -34,10 +34,22 @@ std::optional<std::string_view> query_value(std::string_view query, std::string_
 
 }  // namespace
 
-test_control_page::test_control_page(test_control_options o, connector& c)
+test_control_page::test_control_page(test_control_options o, const std::vector<api_key>& api_keys,
+                                     connector& c)
     : opts_(std::move(o)), connector_(c) {
-  if (!opts_.key.empty() && !opts_.clock)
+  if (opts_.key.empty())
+    return;
+  if (!opts_.clock)
     throw std::invalid_argument("http_server: test_control needs a clock with its key");
+  if (opts_.key.size() < 16)
+    throw std::invalid_argument(
+        "http_server: the test-control key must have at least 16 characters");
+  for (const api_key& k : api_keys) {
+    if (k.key == opts_.key)
+      throw std::invalid_argument(
+          "http_server: the test-control key must not be an API key (principal " + k.principal +
+          ")");
+  }
 }
 
 bool test_control_page::handles(std::string_view path) const {
@@ -65,9 +77,13 @@ interaction_response test_control_page::answer(std::string_view method, std::str
     std::int64_t seconds = -1;
     if (!text ||
         std::from_chars(text->data(), text->data() + text->size(), seconds).ec != std::errc() ||
-        seconds < 0)
-      return problem_response(errc::bad_request, "advance_seconds=N (N >= 0) is required");
-    opts_.clock->advance_ms(seconds * 1000);
+        seconds < 0 || seconds > max_advance_seconds)
+      return problem_response(
+          errc::bad_request, "advance_seconds=N (0 <= N <= " + std::to_string(max_advance_seconds) +
+                                 ", 100 years) is required");
+    if (!opts_.clock->advance_ms(seconds * 1000))
+      return problem_response(errc::bad_request,
+                              "the clock has been moved 100 years forward already: no further");
     return json_answer({{"now_ms", opts_.clock->now_ms()}});
   }
   if (what == "sweep" && method == "POST") {

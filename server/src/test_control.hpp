@@ -3,9 +3,11 @@
 // run the sweeper, count rows by state and executions of an id. Off unless a key is configured.
 
 #include <exactly/server/connector.hpp>
+#include <exactly/server/http_server.hpp>
 #include <exactly/server/test_control.hpp>
 
 #include <string_view>
+#include <vector>
 
 namespace exactly::server {
 
@@ -13,8 +15,12 @@ inline constexpr std::string_view test_control_prefix = "/_exactly/test/";
 
 class test_control_page {
  public:
-  // Throws std::invalid_argument for a key without a clock.
-  test_control_page(test_control_options o, connector& c);
+  // The most one POST /_exactly/test/clock may advance: 100 years of 365.25 days, in seconds.
+  static constexpr std::int64_t max_advance_seconds = 3'155'760'000LL;
+
+  // Throws std::invalid_argument for a key without a clock, a key shorter than 16 characters,
+  // or a key equal to one of `api_keys` (the server's; an API key must never open this).
+  test_control_page(test_control_options o, const std::vector<api_key>& api_keys, connector& c);
 
   // Whether the interface is on and `path` lies under its prefix.
   bool handles(std::string_view path) const;

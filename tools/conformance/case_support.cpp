@@ -30,6 +30,8 @@ const char* to_string(verdict v) {
   switch (v) {
     case verdict::pass:
       return "pass";
+    case verdict::partial:
+      return "pass*";
     case verdict::fail:
       return "FAIL";
     case verdict::skip:
