@@ -116,15 +116,22 @@ TEST(conformance_black_box, every_case_passes_in_process) {
   }
 }
 
-// The same over https, the runner trusting the server's certificate: transport B's TLS path.
-TEST(conformance_black_box, every_case_passes_over_tls) {
-  temp_dir dir;
-  const std::string pem = (dir.path() / "server.pem").string();
+// An echo server over https with a fresh certificate for 127.0.0.1 in `dir` (its PEM: `pem`).
+echo_server_config https_config(const temp_dir& dir, std::string& pem) {
+  pem = (dir.path() / "server.pem").string();
   const std::string key = (dir.path() / "server.key").string();
   make_certificate("IP:127.0.0.1", pem, key);
   echo_server_config cfg;
   cfg.tls.certificate_chain_file = pem;
   cfg.tls.private_key_file = key;
+  return cfg;
+}
+
+// The same over https, the runner trusting the server's certificate: transport B's TLS path.
+TEST(conformance_black_box, every_case_passes_over_tls) {
+  temp_dir dir;
+  std::string pem;
+  const echo_server_config cfg = https_config(dir, pem);
   for (const cf::black_box_case& c : cf::black_box_cases()) {
     echo_target t(cfg);
     t.at.tls = true;
@@ -136,13 +143,8 @@ TEST(conformance_black_box, every_case_passes_over_tls) {
 // Over https, a runner that does not trust the server's certificate gets no answer: it fails.
 TEST(conformance_black_box, an_untrusted_certificate_fails_the_cases) {
   temp_dir dir;
-  const std::string pem = (dir.path() / "server.pem").string();
-  const std::string key = (dir.path() / "server.key").string();
-  make_certificate("IP:127.0.0.1", pem, key);
-  echo_server_config cfg;
-  cfg.tls.certificate_chain_file = pem;
-  cfg.tls.private_key_file = key;
-  echo_target t(cfg);
+  std::string pem;
+  echo_target t(https_config(dir, pem));
   t.at.tls = true;
   const cf::case_result r = cf::black_box_cases().front().run(t, spec_options());
   EXPECT_EQ(r.result, cf::verdict::fail);
