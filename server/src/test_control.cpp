@@ -75,9 +75,11 @@ interaction_response test_control_page::answer(std::string_view method, std::str
   if (what == "clock" && method == "POST") {
     const auto text = query_value(query, "advance_seconds");
     std::int64_t seconds = -1;
-    if (!text ||
-        std::from_chars(text->data(), text->data() + text->size(), seconds).ec != std::errc() ||
-        seconds < 0 || seconds > max_advance_seconds)
+    const char* end = text ? text->data() + text->size() : nullptr;
+    const auto parsed = text ? std::from_chars(text->data(), end, seconds)
+                             : std::from_chars_result{nullptr, std::errc::invalid_argument};
+    if (parsed.ec != std::errc() || parsed.ptr != end || seconds < 0 ||
+        seconds > max_advance_seconds)
       return problem_response(
           errc::bad_request, "advance_seconds=N (0 <= N <= " + std::to_string(max_advance_seconds) +
                                  ", 100 years) is required");

@@ -295,7 +295,7 @@ TEST_F(conformance_tool, a_server_that_restages_a_deleted_id_fails) {
 TEST_F(conformance_tool, a_server_that_executes_concurrent_posts_twice_fails) {
   const tool_run r = run_broken("double-execute");
   EXPECT_EQ(r.status, 1) << r.out;
-  // The concurrent POSTs, and (the window being 500 ms) the cases that replay a POST at once.
+  // The concurrent POSTs, and the cases that POST an executed id again.
   EXPECT_EQ(failing_cases(), (std::set<std::string>{
                                  "black-box/concurrent-posts",
                                  "black-box/lifecycle",

@@ -6,13 +6,22 @@
 #include <echo_server.hpp>
 
 #include <black_box.hpp>
+#include <http_connection.hpp>
+#include <table.hpp>
 #include <vector_runner.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 namespace exactly::test {
 namespace {
@@ -114,6 +123,53 @@ TEST(conformance_black_box, every_case_passes_in_process) {
     echo_target t;
     report(c.run(t, spec_options()));
   }
+}
+
+// A server may close after any answer (Connection: close): the runner's pipelining then reports
+// that the rest went unanswered, instead of reading from the closed connection.
+TEST(conformance_connection, a_close_after_the_first_pipelined_answer_is_reported) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::thread server([listener] {
+    const int c = ::accept(listener, nullptr, nullptr);
+    char buf[4096];
+    std::string got;
+    while (got.find("\r\n\r\n") == std::string::npos) {
+      const ssize_t n = ::read(c, buf, sizeof buf);
+      if (n <= 0)
+        break;
+      got.append(buf, static_cast<std::size_t>(n));
+    }
+    const std::string answer =
+        "HTTP/1.1 201 Created\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    (void)!::write(c, answer.data(), answer.size());
+    ::close(c);
+  });
+  cf::http_connection conn(cf::endpoint{.port = ntohs(addr.sin_port)});
+  const auto answers = conn.pipeline({{"GET", "/a"}, {"GET", "/b"}, {"GET", "/c"}});
+  server.join();
+  ::close(listener);
+  ASSERT_EQ(answers.size(), 2u);
+  EXPECT_EQ(answers[0].status, 201u);
+  EXPECT_EQ(answers[1].status, 0u);
+  EXPECT_NE(answers[1].error.find("closed the connection after answer 1"), std::string::npos)
+      << answers[1].error;
+}
+
+// A failure quoting an answer that is not UTF-8 still makes a JSON report (bytes replaced).
+TEST(conformance_report, answers_that_are_not_utf8_still_make_json) {
+  std::ostringstream out;
+  cf::write_json(out, {cf::case_result{"a-case", cf::verdict::fail, "", {"body: \xff\xfe"}}});
+  const json doc = json::parse(out.str());
+  EXPECT_EQ(doc.at("failed").get<int>(), 1);
+  EXPECT_EQ(doc.at("cases").at(0).at("failures").at(0).get<std::string>(), "body: \uFFFD\uFFFD");
 }
 
 // An echo server over https with a fresh certificate for 127.0.0.1 in `dir` (its PEM: `pem`).

@@ -77,7 +77,11 @@ struct http_connection::impl {
     }
   }
 
-  beast::tcp_stream& lowest() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
+  beast::tcp_stream& lowest() {
+    if (!open())
+      throw std::runtime_error("the connection is closed");
+    return secure ? beast::get_lowest_layer(*secure) : *plain;
+  }
   bool open() const { return plain.has_value() || secure.has_value(); }
   void close() {
     plain.reset();
@@ -179,8 +183,17 @@ std::vector<answer> http_connection::pipeline(const std::vector<request>& rs) {
   try {
     impl_->connect();
     impl_->write_bytes(bytes);
-    for (const request& r : rs)
+    for (const request& r : rs) {
+      if (!impl_->open()) {  // the server closed after the previous answer (Connection: close)
+        out.push_back(
+            answer{0,
+                   {},
+                   {},
+                   "the server closed the connection after answer " + std::to_string(out.size())});
+        break;
+      }
       out.push_back(impl_->read_one(r.method == "HEAD"));
+    }
   } catch (const std::exception& e) {
     out.push_back(answer{0, {}, {}, e.what()});
   }

@@ -66,7 +66,8 @@ void write_json(std::ostream& out, const std::vector<case_result>& results) {
                         {"failed", t.failed},
                         {"skipped", t.skipped},
                         {"cases", cases}}
-             .dump(1)
+             .dump(1, ' ', false,
+                   nlohmann::json::error_handler_t::replace)  // answers may not be UTF-8
       << '\n';
 }
 

@@ -167,11 +167,18 @@ class case_run {
       out_.detail = why;
       return out_;
     }
-    prepare_rows();
-    for (const json& step : c_.at("steps")) {
-      step_ = step;
-      run_step(step);
-      ++index_;
+    try {
+      prepare_rows();
+      for (const json& step : c_.at("steps")) {
+        step_ = step;
+        run_step(step);
+        ++index_;
+      }
+    } catch (const std::exception& e) {
+      // The case fails with what it found so far, and its ids are cleaned up all the same, so
+      // that its staged rows do not count against the next cases' limits.
+      out_.failures.push_back("step " + std::to_string(index_) +
+                              ": the case could not run: " + e.what());
     }
     if (!t_.fresh)
       clean_up();
