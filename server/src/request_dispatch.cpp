@@ -33,16 +33,20 @@ std::string_view path_of(std::string_view target) {
   return target.substr(0, target.find('?'));
 }
 
+// The query of a request target, without its '?'; "" when it has none.
+std::string_view query_of(std::string_view target) {
+  const auto qpos = target.find('?');
+  return qpos == std::string_view::npos ? std::string_view() : target.substr(qpos + 1);
+}
+
 // What a user route's handler sees of `req` (whose body it takes).
 http_request user_request(beast_request& req, std::map<std::string, std::string> params,
                           std::string principal) {
   const std::string_view target = to_view(req.target());
-  const auto qpos = target.find('?');
   http_request in;
   in.method = std::string(to_view(req.method_string()));
-  in.path = std::string(target.substr(0, qpos));
-  if (qpos != std::string_view::npos)
-    in.query = std::string(target.substr(qpos + 1));
+  in.path = std::string(path_of(target));
+  in.query = std::string(query_of(target));
   for (const auto& f : req)
     in.headers.emplace_back(f.name_string(), f.value());
   in.body = std::move(req.body());
@@ -220,9 +224,8 @@ asio::awaitable<beast_response> request_dispatch::metrics_page(unsigned version)
 asio::awaitable<beast_response> request_dispatch::test_control_answer(beast_request& req) {
   const unsigned version = req.version();
   const std::string_view target = to_view(req.target());
-  const auto qpos = target.find('?');
-  const std::string path(target.substr(0, qpos));
-  const std::string query(qpos == std::string_view::npos ? "" : target.substr(qpos + 1));
+  const std::string path(path_of(target));
+  const std::string query(query_of(target));
   const std::string method(to_view(req.method_string()));
   interaction_response r = co_await storage_.run([&] {
     try {
