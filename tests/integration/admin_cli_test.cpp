@@ -1,0 +1,278 @@
+// exactly-admin run as an operator would, against real server databases on both engines: what it
+// prints, what it refuses, and what it changes in the database (rows counted afterwards).
+#include "pg_cluster.hpp"
+#include "server/src/pg_store.hpp"
+#include "server/src/sqlite_store.hpp"
+
+#include <exactly/common/digest.hpp>
+#include <exactly/common/request_id.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace exactly::server {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct run_result {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs exactly-admin with `args` (no shell), capturing stdout and stderr.
+run_result admin(const std::vector<std::string>& args) {
+  const fs::path dir = fs::temp_directory_path() / ("admin-run-" + request_id::mint().to_string());
+  fs::create_directories(dir);
+  const std::string out = (dir / "out").string(), err = (dir / "err").string();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(o, 1);
+    ::dup2(e, 2);
+    std::vector<char*> argv;
+    std::string bin = EXACTLY_ADMIN;
+    argv.push_back(bin.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(bin.c_str(), argv.data());
+    ::_exit(127);
+  }
+  int st = 0;
+  ::waitpid(pid, &st, 0);
+  run_result r{WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out), slurp(err)};
+  fs::remove_all(dir);
+  return r;
+}
+
+std::int64_t now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Rows a server writes: staged a (alice, two hours ago), executed b (bob, 402, now),
+// tombstone c; outbox messages 1 and 2 (2 retried), dead letters 3 and 4.
+void seed(interaction_store& s) {
+  const std::int64_t t = now();
+  auto tx = s.begin(true);
+  s.insert_staged("/pay/{id}", "a", "alice", t - 7'200'000, t - 7'200'000, "application/json",
+                  R"({"amount":5})", sha256(R"({"amount":5})"));
+  s.insert_staged("/pay/{id}", "b", "bob", t, t, "application/json", "{}", sha256("{}"));
+  s.mark_executed("/pay/{id}", "b", {402, "application/json", R"({"reason":"funds"})"}, t);
+  s.put_tombstone("/pay/{id}", "c", "alice", t, tombstone_reason::deleted, t);
+  for (int i = 1; i <= 4; ++i)
+    s.outbox_add("settle", R"({"n":)" + std::to_string(i) + "}", "/pay/{id} x", t);
+  s.outbox_retry_later(2, t + 60'000, "ledger busy");
+  s.outbox_dead_letter(3, "ledger frozen", t);
+  s.outbox_dead_letter(4, "no handler registered for message type settle", t);
+  tx->commit();
+}
+
+class admin_cli_sqlite : public ::testing::Test {
+ protected:
+  admin_cli_sqlite() {
+    fs::create_directories(dir_);
+    sqlite_store s(db_, sqlite::options{});
+    seed(s);
+  }
+  ~admin_cli_sqlite() override { fs::remove_all(dir_); }
+  run_result server(std::vector<std::string> args) {
+    args.insert(args.begin(), {"server", "--sqlite", db_});
+    return admin(args);
+  }
+  std::int64_t count(const std::string& sql) {
+    sqlite::connection c(db_);
+    return c.query_int64(sql).value_or(-1);
+  }
+
+  const fs::path dir_ =
+      fs::temp_directory_path() / ("exactly-admin-" + request_id::mint().to_string());
+  const std::string db_ = (dir_ / "server.db").string();
+};
+
+TEST_F(admin_cli_sqlite, lists_interactions_with_counts_and_filters) {
+  auto r = server({"interactions"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("staged 1, executed 1, tombstone 1; outbox 2, dead letters 2"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("alice"), std::string::npos);
+  EXPECT_NE(r.out.find("402"), std::string::npos);
+
+  r = server({"interactions", "--state", "executed", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["interactions"].size(), 1u);
+  EXPECT_EQ(j["interactions"][0]["id"], "b");
+  EXPECT_EQ(j["interactions"][0]["response_status"], 402);
+  EXPECT_EQ(j["counts"]["dead_letters"], 2);
+
+  j = json::parse(server({"interactions", "--older-than", "1h", "--json"}).out);
+  ASSERT_EQ(j["interactions"].size(), 1u);
+  EXPECT_EQ(j["interactions"][0]["id"], "a");
+  EXPECT_GE(j["interactions"][0]["age_ms"].get<std::int64_t>(), 7'200'000);
+
+  j = json::parse(
+      server({"interactions", "--owner", "alice", "--route", "/pay/{id}", "--json"}).out);
+  EXPECT_EQ(j["interactions"].size(), 2u);
+  j = json::parse(server({"interactions", "--limit", "1", "--oldest-first", "--json"}).out);
+  ASSERT_EQ(j["interactions"].size(), 1u);
+  EXPECT_EQ(j["interactions"][0]["id"], "a");
+}
+
+TEST_F(admin_cli_sqlite, shows_one_interaction_with_its_bodies) {
+  auto r = server({"interaction", "/pay/{id}", "a", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["state"], "staged");
+  EXPECT_EQ(j["request_body"]["text"], R"({"amount":5})");
+  EXPECT_EQ(j["request_sha256"], to_hex(sha256(R"({"amount":5})")));
+  r = server({"interaction", "/pay/{id}", "b"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find(R"({"reason":"funds"})"), std::string::npos) << r.out;
+  r = server({"interaction", "/pay/{id}", "nope"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no interaction /pay/{id} nope"), std::string::npos) << r.err;
+}
+
+TEST_F(admin_cli_sqlite, lists_the_outbox_and_dead_letters) {
+  auto r = server({"outbox", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["outbox"].size(), 2u);
+  EXPECT_EQ(j["outbox"][1]["last_error"], "ledger busy");
+  r = server({"dead-letters"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("ledger frozen"), std::string::npos) << r.out;
+  r = server({"dead-letter", "show", "3", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = json::parse(r.out);
+  EXPECT_EQ(j["body"], R"({"n":3})");
+  EXPECT_EQ(j["attempts"], 1);
+  EXPECT_EQ(server({"dead-letter", "show", "9"}).status, 1);
+}
+
+TEST_F(admin_cli_sqlite, replays_a_dead_letter_into_the_outbox_and_logs_it) {
+  const std::string audit = (dir_ / "audit.log").string();
+  auto r = server({"--audit-log", audit, "dead-letter", "replay", "3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "replayed 3\n");
+  EXPECT_NE(r.err.find("replayed dead letter 3 (settle from /pay/{id} x)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("sqlite:" + db_), std::string::npos);
+  EXPECT_NE(slurp(audit).find("replayed dead letter 3"), std::string::npos);
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_server_dead_letters WHERE seq = 3"), 0);
+  EXPECT_EQ(count("SELECT attempts FROM exactly_server_outbox WHERE seq = 3"), 0);
+  EXPECT_EQ(count("SELECT next_attempt_ms FROM exactly_server_outbox WHERE seq = 3"), 0);
+  // Again: nothing to replay, said so, status 1, nothing changed.
+  r = server({"dead-letter", "replay", "3"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no dead letter 3"), std::string::npos);
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_server_outbox"), 3);
+  // --all takes the rest.
+  ASSERT_EQ(server({"dead-letter", "replay", "--all"}).status, 0);
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_server_dead_letters"), 0);
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_server_outbox"), 4);
+}
+
+TEST_F(admin_cli_sqlite, drops_only_with_yes) {
+  auto r = server({"dead-letter", "drop", "4"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("add --yes"), std::string::npos) << r.err;
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_server_dead_letters"), 2);
+  r = server({"dead-letter", "drop", "4", "--yes"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("dropped dead letter 4"), std::string::npos) << r.err;
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_server_dead_letters"), 1);
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_server_dead_letters WHERE seq = 4"), 0);
+}
+
+TEST_F(admin_cli_sqlite, refuses_bad_input_with_a_clear_message) {
+  auto r = server({"interactions", "--state", "stuck"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown state 'stuck'"), std::string::npos) << r.err;
+  r = server({"interactions", "--older-than", "10"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("bad duration '10'"), std::string::npos) << r.err;
+  r = server({"dead-letter", "replay"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("name SEQ... or --all"), std::string::npos) << r.err;
+}
+
+TEST_F(admin_cli_sqlite, a_missing_or_foreign_database_is_named_and_left_alone) {
+  const std::string missing = (dir_ / "missing.db").string();
+  auto r = admin({"server", "--sqlite", missing, "outbox"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no database file at " + missing), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(missing));  // not created
+  const std::string other = (dir_ / "other.db").string();
+  {
+    sqlite::connection c(other);
+    c.exec("CREATE TABLE unrelated (x INTEGER)");
+  }
+  r = admin({"server", "--sqlite", other, "dead-letter", "replay", "1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("holds no exactly server tables"), std::string::npos) << r.err;
+  sqlite::connection c(other);
+  EXPECT_EQ(c.query_int64("SELECT count(*) FROM sqlite_master"), 1);  // nothing migrated
+}
+
+TEST_F(admin_cli_sqlite, a_listing_writes_nothing) {
+  const auto before = fs::last_write_time(db_);
+  ASSERT_EQ(server({"interactions"}).status, 0);
+  ASSERT_EQ(server({"dead-letters"}).status, 0);
+  EXPECT_EQ(fs::last_write_time(db_), before);
+  const fs::path wal = db_ + "-wal";  // where a write in WAL mode would go first
+  EXPECT_TRUE(!fs::exists(wal) || fs::file_size(wal) == 0);
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_server_dead_letters"), 2);
+}
+
+TEST(admin_cli_postgres, lists_and_replays_on_postgres) {
+  const std::string conninfo = test::test_cluster().fresh_schema();
+  {
+    pg_store s(pg::options{conninfo});
+    seed(s);
+  }
+  auto r = admin({"server", "--postgres", conninfo, "dead-letters", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json j = json::parse(r.out);
+  ASSERT_EQ(j["dead_letters"].size(), 2u);
+  EXPECT_EQ(j["dead_letters"][0]["error"], "ledger frozen");
+  r = admin({"server", "--postgres", conninfo, "interactions", "--state", "staged", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["interactions"].size(), 1u);
+
+  r = admin({"server", "--postgres", conninfo, "dead-letter", "replay", "3"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("replayed dead letter 3"), std::string::npos) << r.err;
+  r = admin({"server", "--postgres", conninfo, "dead-letter", "drop", "4", "--yes"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  pg::connection c(pg::options{conninfo});
+  EXPECT_EQ(c.query_int64("SELECT count(*) FROM exactly_server_dead_letters"), 0);
+  EXPECT_EQ(c.query_int64("SELECT attempts FROM exactly_server_outbox WHERE seq = 3"), 0);
+  EXPECT_EQ(c.query_int64("SELECT count(*) FROM exactly_server_outbox"), 3);
+}
+
+}  // namespace
+}  // namespace exactly::server

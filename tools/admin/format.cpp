@@ -1,0 +1,142 @@
+// Times, ages, durations and tables for exactly-admin's output (see format.hpp).
+#include "format.hpp"
+
+#include <exactly/common/digest.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <limits>
+
+namespace exactly::admin {
+
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string utc_time(std::int64_t unix_ms) {
+  const std::time_t secs = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(unix_ms % 1000));
+  return buf;
+}
+
+std::string short_age(std::int64_t ms) {
+  if (ms < 0)
+    return "-" + short_age(-ms);
+  char buf[64];
+  const std::int64_t s = ms / 1000, m = s / 60, h = m / 60, d = h / 24;
+  if (ms < 1000)
+    std::snprintf(buf, sizeof buf, "%lldms", static_cast<long long>(ms));
+  else if (s < 60)
+    std::snprintf(buf, sizeof buf, "%llds", static_cast<long long>(s));
+  else if (m < 60)
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(m),
+                  static_cast<long long>(s % 60));
+  else if (h < 24)
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(h),
+                  static_cast<long long>(m % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%lldd%02lldh", static_cast<long long>(d),
+                  static_cast<long long>(h % 24));
+  return buf;
+}
+
+std::optional<std::int64_t> parse_duration(std::string_view text) {
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end == text.data() || n < 0)
+    return std::nullopt;
+  const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  std::int64_t scale = 0;
+  if (unit == "ms")
+    scale = 1;
+  else if (unit == "s")
+    scale = 1000;
+  else if (unit == "m")
+    scale = 60'000;
+  else if (unit == "h")
+    scale = 3'600'000;
+  else if (unit == "d")
+    scale = 86'400'000;
+  else
+    return std::nullopt;
+  if (n > std::numeric_limits<std::int64_t>::max() / scale)
+    return std::nullopt;
+  return n * scale;
+}
+
+std::optional<std::string> printable(std::string_view bytes) {
+  std::size_t i = 0;
+  while (i < bytes.size()) {
+    const auto c = static_cast<unsigned char>(bytes[i]);
+    if (c < 0x80) {
+      if (c < 0x20 && c != '\n' && c != '\t' && c != '\r')
+        return std::nullopt;
+      if (c == 0x7f)
+        return std::nullopt;
+      ++i;
+      continue;
+    }
+    // A well-formed UTF-8 sequence (lead byte and continuation bytes).
+    int more = 0;
+    if (c >= 0xc2 && c <= 0xdf)
+      more = 1;
+    else if (c >= 0xe0 && c <= 0xef)
+      more = 2;
+    else if (c >= 0xf0 && c <= 0xf4)
+      more = 3;
+    else
+      return std::nullopt;
+    if (i + static_cast<std::size_t>(more) >= bytes.size())
+      return std::nullopt;
+    for (int k = 1; k <= more; ++k) {
+      if ((static_cast<unsigned char>(bytes[i + k]) & 0xc0) != 0x80)
+        return std::nullopt;
+    }
+    i += static_cast<std::size_t>(more) + 1;
+  }
+  return std::string(bytes);
+}
+
+nlohmann::json body_json(std::string_view bytes) {
+  nlohmann::json j = {{"bytes", bytes.size()}};
+  if (const auto text = printable(bytes))
+    j["text"] = *text;
+  else
+    j["hex"] = to_hex(bytes);
+  return j;
+}
+
+void print_table(std::ostream& out, const std::vector<std::string>& header,
+                 const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(header.size(), 0);
+  const auto measure = [&](const std::vector<std::string>& r) {
+    for (std::size_t c = 0; c < r.size() && c < width.size(); ++c)
+      width[c] = std::max(width[c], r[c].size());
+  };
+  measure(header);
+  for (const auto& r : rows)
+    measure(r);
+  const auto print = [&](const std::vector<std::string>& r) {
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      out << r[c];
+      if (c + 1 < r.size())
+        out << std::string(width[c] - r[c].size() + 2, ' ');
+    }
+    out << '\n';
+  };
+  print(header);
+  for (const auto& r : rows)
+    print(r);
+}
+
+}  // namespace exactly::admin
