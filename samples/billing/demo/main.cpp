@@ -58,6 +58,7 @@ struct options {
   std::string engine = "sqlite";
   std::string postgres;  // a server of the user's; "" = a throwaway cluster started here
   int payment_instances = 1, billing_processes = 1;
+  int drill_seconds = 0;  // > 0: after a clean run, the operator drill (see drill())
 };
 
 // Where the two sides keep their state: two SQLite files, or two schemas of one PostgreSQL
@@ -155,6 +156,103 @@ fs::path write_keys_file(const fs::path& dir, const std::string& principal,
       throw std::runtime_error("cannot write " + path.string());
   }
   return path;
+}
+
+// Reads, until it is `n`, the count `sql` gives on SQLite database `path`; false on timeout.
+bool wait_for_count(const std::string& path, const char* sql, std::int64_t n,
+                    std::chrono::steady_clock::time_point deadline) {
+  exactly::sqlite::connection c(path);
+  while (c.query_int64(sql).value_or(0) != n) {
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(50ms);
+  }
+  return true;
+}
+
+// The operator drill (docs/operations.md), after a clean run on SQLite: two failures an operator
+// must repair, made while the services run, then a wait until the operator has repaired them.
+//  1. payment-service is down while two orders are billed, and orders-billing runs impatient
+//     (--max-attempts 1): their bill_customer messages go to the client's error queue.
+//  2. payment-service's ledger is frozen (a trigger refuses inserts) and the service runs with
+//     --outbox-max-attempts 1: the settlements of two more orders become dead letters.
+// Then the services keep running until the reconciliation of every order is clean (the operator
+// unfroze the ledger, replayed the dead letters and requeued the errors) or the drill times out.
+int drill(const options& o, const stores& st, service& payment, std::uint16_t payment_port,
+          service& billing, const std::string& billing_bin, const fs::path& dir) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.drill_seconds);
+  std::vector<std::string> pay_argv = {binary(o, "payment-service", EXACTLY_PAYMENT_SERVICE),
+                                       "--listen",
+                                       "127.0.0.1:" + std::to_string(payment_port),
+                                       "--db",
+                                       st.payment_db,
+                                       "--initial-balance-cents",
+                                       std::to_string(o.opening_balance),
+                                       "--api-keys-file",
+                                       (dir / "payment-keys").string(),
+                                       "--outbox-max-attempts",
+                                       "1"};
+  payment.set_argv(pay_argv);
+  billing.set_argv({billing_bin, "--db", st.orders_db, "--payment-url",
+                    "http://127.0.0.1:" + std::to_string(payment_port), "--workers",
+                    std::to_string(o.workers), "--max-attempts", "1"});
+  exactly::sqlite::connection orders_db(st.orders_db);
+  const auto submit = [&](int from, int to) {
+    std::vector<exactly::samples::orders::order> batch;
+    for (int i = from; i <= to; ++i)
+      batch.push_back({"drill-order-" + std::to_string(i), "customer-001", 100});
+    exactly::samples::orders::submit(orders_db, batch);
+  };
+  std::cout << "\noperator drill\n  payment-service down, orders-billing with --max-attempts 1: "
+               "billing 2 orders\n"
+            << std::flush;
+  billing.start();
+  submit(1, 2);
+  if (!wait_for_count(st.orders_db, "SELECT count(*) FROM exactly_error_queue", 2, deadline)) {
+    std::cout << "drill: the 2 orders did not reach the error queue\n";
+    return 1;
+  }
+  std::cout << "  ledger frozen, payment-service with --outbox-max-attempts 1: billing 2 more\n"
+            << std::flush;
+  {
+    exactly::sqlite::connection pay(st.payment_db);
+    pay.exec(
+        "CREATE TRIGGER ledger_frozen BEFORE INSERT ON ledger BEGIN"
+        " SELECT RAISE(ABORT, 'ledger frozen for maintenance'); END");
+  }
+  restart(payment);
+  submit(3, 4);
+  if (!wait_for_count(st.payment_db, "SELECT count(*) FROM exactly_server_dead_letters", 2,
+                      deadline)) {
+    std::cout << "drill: the 2 settlements did not become dead letters\n";
+    return 1;
+  }
+  std::cout << "drill ready: 2 dead letters in " << st.payment_db << ", 2 error-queue entries in "
+            << st.orders_db << "; the services run until they are repaired (at most "
+            << o.drill_seconds << " s)\n"
+            << std::flush;
+  const std::int64_t orders = o.orders + 4;
+  exactly::samples::demo::reconciliation r;
+  while (std::chrono::steady_clock::now() < deadline) {
+    r = st.reconcile(o.opening_balance, orders);
+    if (exactly::samples::demo::violations(r).empty())
+      break;
+    std::this_thread::sleep_for(100ms);
+  }
+  billing.stop();
+  payment.stop();
+  r = st.reconcile(o.opening_balance, orders);
+  std::cout << "\nreconciliation after the drill\n";
+  exactly::samples::demo::print(std::cout, r, 5);
+  const auto v = exactly::samples::demo::violations(r);
+  if (v.empty()) {
+    std::cout << "\nRESULT: repaired: every order charged exactly once, nothing left\n";
+    return 0;
+  }
+  std::cout << "\nRESULT: NOT REPAIRED after " << o.drill_seconds << " s\n";
+  for (const std::string& s : v)
+    std::cout << "  - " << s << "\n";
+  return 1;
 }
 
 int run(const options& o) {
@@ -375,6 +473,10 @@ int run(const options& o) {
   const bool every_fault = every_kill && (!cluster || postgres_restarted);
   if (v.empty() && every_fault) {
     std::cout << "\nRESULT: clean: every order charged exactly once, nothing lost, nothing left\n";
+    if (o.drill_seconds > 0) {
+      return drill(o, st, *payments.front(), payment_ports.front(), *billings.front(),
+                   binary(o, "orders-billing", EXACTLY_ORDERS_BILLING), dir);
+    }
     if (!o.keep)
       fs::remove_all(dir);
     return 0;
@@ -422,7 +524,17 @@ int main(int argc, char** argv) {
   app.add_option("--billing-processes", o.billing_processes,
                  "orders-billing processes consuming one queue (postgres)")
       ->check(CLI::Range(1, 16));
+  app.add_option("--drill-seconds", o.drill_seconds,
+                 "after a clean run on SQLite, force failures for an operator to repair (see "
+                 "docs/operations.md) and wait at most this long for the repair; keeps the work "
+                 "dir")
+      ->check(CLI::Range(1, 86'400));
   CLI11_PARSE(app, argc, argv);
+  if (o.drill_seconds > 0 &&
+      (o.engine != "sqlite" || o.payment_instances > 1 || o.billing_processes > 1)) {
+    std::cerr << "billing-demo: the operator drill runs on SQLite with one process per service\n";
+    return 2;
+  }
   if (o.engine != "postgres" && (o.payment_instances > 1 || o.billing_processes > 1)) {
     std::cerr << "billing-demo: several instances share one database: use --engine postgres\n";
     return 2;

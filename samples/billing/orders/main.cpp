@@ -20,6 +20,9 @@ int main(int argc, char** argv) {
   int workers = 4;
   bool normal = false;
   app.add_option("--db", db, "SQLite database of both endpoints");
+  int max_attempts = 60;  // patient: a payment service that restarts sends no order there
+  app.add_option("--max-attempts", max_attempts, "handler attempts before the error queue")
+      ->check(CLI::Range(1, 1'000'000));
   std::string postgres;
   app.add_option("--postgres", postgres,
                  "keep both endpoints in PostgreSQL instead (a libpq connection string); several "
@@ -42,7 +45,7 @@ int main(int argc, char** argv) {
   }
 
   // Patient retries: a payment service that restarts must not send orders to the error queue.
-  s.endpoint.max_attempts = 60;
+  s.endpoint.max_attempts = max_attempts;
   s.endpoint.retry_base = std::chrono::milliseconds(20);
   s.endpoint.retry_cap = std::chrono::milliseconds(1000);
 

@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
                  "store in PostgreSQL instead (a libpq connection string); several instances may "
                  "share it");
   app.add_option("--initial-balance-cents", initial_balance, "opening balance of a new account");
+  int outbox_max_attempts = exactly::server::connector_options{}.outbox_max_attempts;
+  app.add_option("--outbox-max-attempts", outbox_max_attempts,
+                 "deliveries of an outbox message before it becomes a dead letter")
+      ->check(CLI::Range(1, 1'000'000));
   exactly::samples::keys::add_key_options(app, key_flags);
   exactly::samples::keys::test_control_flags control_flags;
   exactly::samples::keys::add_test_control_options(app, control_flags);
@@ -44,7 +48,7 @@ int main(int argc, char** argv) {
   so.port = address->port;
   if (!exactly::samples::keys::apply_keys(key_flags, so, "payment-service", std::cerr))
     return 2;
-  exactly::server::connector_options co{.db_path = db};
+  exactly::server::connector_options co{.db_path = db, .outbox_max_attempts = outbox_max_attempts};
   if (!exactly::samples::keys::apply_test_control(control_flags, so, co, "payment-service",
                                                   std::cerr))
     return 2;
