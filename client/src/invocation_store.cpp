@@ -5,10 +5,8 @@
 #include <stdexcept>
 
 namespace exactly::client {
-namespace {
 
-// The stored value of each stored state; the others never reach the table.
-int stored(invocation_state s) {
+int stored_value(invocation_state s) {
   switch (s) {
     case invocation_state::post_pending:
       return 1;
@@ -21,8 +19,7 @@ int stored(invocation_state s) {
   }
 }
 
-// The state of a stored value; the states that are never stored do not come back.
-invocation_state state_of(int stored_state) {
+invocation_state stored_state(int stored_state) {
   switch (stored_state) {
     case 1:
       return invocation_state::post_pending;
@@ -34,8 +31,6 @@ invocation_state state_of(int stored_state) {
       throw std::logic_error("stored invocation state " + std::to_string(stored_state));
   }
 }
-
-}  // namespace
 
 invocation_store::invocation_store(database db)
     : impl_(db.kind() == engine::sqlite ? make_sqlite_invocation_engine(db.as_sqlite())
@@ -56,8 +51,8 @@ void invocation_store::insert(const invocation_row& row, invocation_state s, std
                                     {"type", row.follow_up.type},
                                     {"headers", row.follow_up.headers},
                                     {"body", row.follow_up.body}};
-  impl_->insert({row.request_id, row.endpoint, row.url, follow_up.dump(), row.attempts}, stored(s),
-                now_ms);
+  impl_->insert({row.request_id, row.endpoint, row.url, follow_up.dump(), row.attempts},
+                stored_value(s), now_ms);
   if (row.staged_until_ms)
     impl_->record_staged_until(row.request_id, *row.staged_until_ms);
 }
@@ -65,7 +60,7 @@ void invocation_store::insert(const invocation_row& row, invocation_state s, std
 std::vector<invocation_row> invocation_store::due(invocation_state s, std::int64_t now_ms,
                                                   int limit) {
   std::vector<invocation_row> out;
-  for (stored_invocation& r : impl_->due(stored(s), now_ms, limit)) {
+  for (stored_invocation& r : impl_->due(stored_value(s), now_ms, limit)) {
     const auto f = nlohmann::json::parse(r.follow_up);
     out.push_back({std::move(r.request_id), std::move(r.endpoint), std::move(r.url),
                    message{f.at("id"), f.at("type"), f.at("headers"), f.at("body")}, r.attempts});
@@ -75,7 +70,7 @@ std::vector<invocation_row> invocation_store::due(invocation_state s, std::int64
 
 bool invocation_store::move_if_in(std::string_view request_id, invocation_state from,
                                   invocation_state to, std::int64_t due_ms) {
-  return impl_->move_if_in(request_id, stored(from), stored(to), due_ms);
+  return impl_->move_if_in(request_id, stored_value(from), stored_value(to), due_ms);
 }
 
 std::optional<invocation_info> invocation_store::find(std::string_view request_id) {
@@ -84,7 +79,7 @@ std::optional<invocation_info> invocation_store::find(std::string_view request_i
     return std::nullopt;
   return invocation_info{std::move(r->request_id),
                          std::move(r->url),
-                         std::string(name_of(state_of(r->state))),
+                         std::string(name_of(stored_state(r->state))),
                          r->attempts,
                          std::move(r->last_error),
                          r->staged_until_ms,

@@ -27,6 +27,12 @@ struct invocation_row {
   std::optional<std::int64_t> staged_until_ms{};  // the PUT answer's retention, when known
 };
 
+// The stored value of a stored state (post_pending 1, awaiting_follow_up 2, delete_pending 3);
+// throws std::logic_error for the states that never reach the table.
+int stored_value(invocation_state s);
+// The state of a stored value; throws std::logic_error for a value no state has.
+invocation_state stored_state(int value);
+
 // A row as an engine stores it: the state as its stored number, the follow-up as JSON text.
 struct stored_invocation {
   std::string request_id;

@@ -55,6 +55,7 @@ class endpoint_contract : public client_contract {
   std::atomic<std::int64_t> now_{1'000'000};
 };
 class runtime_contract : public client_contract {};
+class inspect_contract : public client_contract {};
 
 // The name of an instantiation's engine, for test names.
 inline std::string engine_name(const ::testing::TestParamInfo<engine_param>& info) {
@@ -64,7 +65,7 @@ inline std::string engine_name(const ::testing::TestParamInfo<engine_param>& inf
 }  // namespace exactly::test
 
 // Instantiates the client contract `suite` (invocation_store_contract, endpoint_contract,
-// runtime_contract) on one engine: EXACTLY_CLIENT_CONTRACT(sqlite, endpoint_contract,
+// runtime_contract, inspect_contract) on one engine: EXACTLY_CLIENT_CONTRACT(sqlite, endpoint_contract,
 // open_sqlite_db) names its tests sqlite/endpoint_contract.<test>/sqlite.
 #define EXACTLY_CLIENT_CONTRACT(engine, suite, factory)                                      \
   INSTANTIATE_TEST_SUITE_P(engine, suite, ::testing::Values(engine_param{#engine, factory}), \
