@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <iostream>
 #include <limits>
 
 namespace exactly::admin {
@@ -114,6 +115,10 @@ nlohmann::json body_json(std::string_view bytes) {
   else
     j["hex"] = to_hex(bytes);
   return j;
+}
+
+void print_json(const nlohmann::json& j) {
+  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 void print_table(std::ostream& out, const std::vector<std::string>& header,

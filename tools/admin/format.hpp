@@ -27,6 +27,9 @@ std::optional<std::string> printable(std::string_view bytes);
 // `bytes` as a JSON value: {"text": ...} when printable, else {"hex": ...}; also "bytes": size.
 nlohmann::json body_json(std::string_view bytes);
 
+// `j` indented on stdout; bytes that are not UTF-8 replaced.
+void print_json(const nlohmann::json& j);
+
 // Columns padded to their widest cell, two spaces apart; the last column is not padded.
 void print_table(std::ostream& out, const std::vector<std::string>& header,
                  const std::vector<std::vector<std::string>>& rows);

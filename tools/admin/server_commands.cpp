@@ -62,10 +62,6 @@ std::string detail_of(const inspect::interaction_summary& s) {
   return s.tombstone_reason.value_or("");
 }
 
-void print_json(const json& j) {
-  std::cout << j.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
-}
-
 int list_interactions(const server_args& a, const inspect::interaction_filter& f, bool as_json) {
   const auto db = open_server(a, access::read_only);
   const auto rows = inspect::list_interactions(db->db(), f);
