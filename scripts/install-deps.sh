@@ -13,6 +13,8 @@ packages=(
   libspdlog-dev         # logging
   libcli11-dev          # command lines of the sample programs
   curl                  # the README's walk through the protocol
+  sqlite3               # docs/operations.md's walkthrough repairs a table with the SQLite shell
+  jq                    # docs/operations.md's walkthrough reads exactly-admin --json with it
   spin                  # model checking of the protocol (proto-spec/model)
   clang-14              # the fuzz and ThreadSanitizer builds (scripts/fuzz.sh, scripts/tsan.sh)
   libclang-rt-14-dev    # clang's sanitizer runtimes: ASan, UBSan, TSan, libFuzzer
