@@ -1,5 +1,7 @@
 // exactly-admin run as an operator would, against real server databases on both engines: what it
 // prints, what it refuses, and what it changes in the database (rows counted afterwards).
+#include "client/src/invocation_store.hpp"
+#include "client/src/queue_store.hpp"
 #include "pg_cluster.hpp"
 #include "server/src/pg_store.hpp"
 #include "server/src/sqlite_store.hpp"
@@ -263,15 +265,125 @@ TEST(admin_cli_postgres, lists_and_replays_on_postgres) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(json::parse(r.out)["interactions"].size(), 1u);
 
-  r = admin({"server", "--postgres", conninfo, "dead-letter", "replay", "3"});
+  // A password in the connection string stays out of the log (the test cluster ignores it).
+  r = admin({"server", "--postgres", conninfo + " password=s3cret", "dead-letter", "replay", "3"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.err.find("replayed dead letter 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("password=***"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("s3cret"), std::string::npos) << r.err;
   r = admin({"server", "--postgres", conninfo, "dead-letter", "drop", "4", "--yes"});
   ASSERT_EQ(r.status, 0) << r.err;
   pg::connection c(pg::options{conninfo});
   EXPECT_EQ(c.query_int64("SELECT count(*) FROM exactly_server_dead_letters"), 0);
   EXPECT_EQ(c.query_int64("SELECT attempts FROM exactly_server_outbox WHERE seq = 3"), 0);
   EXPECT_EQ(c.query_int64("SELECT count(*) FROM exactly_server_outbox"), 3);
+}
+
+// A client database: endpoint "billing" with one queued message and error-queue entries 1 and 2,
+// one unfinished invocation.
+void seed_client(const database& db) {
+  client::queue_store q(db);
+  client::invocation_store s(db);
+  const std::int64_t t = now();
+  q.enqueue("billing", {"m1", "bill_customer", {}, {{"order_id", "o-1"}}}, t);
+  q.add_error("billing", {"e1", "bill_customer", {}, {{"order_id", "o-2"}}}, 1,
+              "invoke_http PUT failed: connect: Connection refused", t);
+  q.add_error("billing", {"e2", "bill_customer", {}, {{"order_id", "o-3"}}}, 1,
+              "invoke_http PUT failed: connect: Connection refused", t);
+  s.add({"r1", "billing", "http://pay:1/payment/authorize/r1", {"f1", "process", {}, {}}, 0}, t);
+}
+
+std::int64_t count_on(const database& db, const std::string& sql) {
+  return db.query_int64(sql).value_or(-1);
+}
+
+TEST_F(admin_cli_sqlite, client_lists_queues_invocations_and_errors) {
+  const std::string cdb = (dir_ / "client.db").string();
+  {
+    sqlite::connection c(cdb);
+    seed_client(c);
+  }
+  const auto client = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"client", "--sqlite", cdb});
+    return admin(args);
+  };
+  auto r = client({"queues", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  json j = json::parse(r.out);
+  ASSERT_EQ(j["queues"].size(), 1u);
+  EXPECT_EQ(j["queues"][0]["endpoint"], "billing");
+  EXPECT_EQ(j["queues"][0]["due"], 1);
+  EXPECT_EQ(j["queues"][0]["errors"], 2);
+  EXPECT_EQ(j["invocations"]["post_pending"], 1);
+
+  r = client({"invocations", "--state", "post_pending", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = json::parse(r.out);
+  ASSERT_EQ(j["invocations"].size(), 1u);
+  EXPECT_EQ(j["invocations"][0]["request_id"], "r1");
+  r = client({"invocations", "--state", "stuck"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown state 'stuck'"), std::string::npos) << r.err;
+
+  r = client({"errors"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Connection refused"), std::string::npos) << r.out;
+  r = client({"error", "show", "1", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  j = json::parse(r.out);
+  EXPECT_EQ(j["message_id"], "e1");
+  EXPECT_EQ(j["body"]["order_id"], "o-2");
+  EXPECT_EQ(client({"error", "show", "9"}).status, 1);
+
+  // The server's tables are not a client's: told apart.
+  r = admin({"client", "--sqlite", db_, "errors"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("holds no exactly client tables"), std::string::npos) << r.err;
+}
+
+TEST_F(admin_cli_sqlite, client_requeues_and_drops_error_queue_entries) {
+  const std::string cdb = (dir_ / "client.db").string();
+  sqlite::connection c(cdb);
+  seed_client(c);
+  const auto client = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"client", "--sqlite", cdb});
+    return admin(args);
+  };
+  const std::string audit = (dir_ / "audit.log").string();
+  auto r = client({"--audit-log", audit, "error", "requeue", "1", "7"});
+  EXPECT_EQ(r.status, 1);  // 7 is not there
+  EXPECT_EQ(r.out, "requeued 1\n");
+  EXPECT_NE(r.err.find("requeued error-queue entry 1 (bill_customer for billing, message e1)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("no error-queue entry 7"), std::string::npos) << r.err;
+  EXPECT_NE(slurp(audit).find("requeued error-queue entry 1"), std::string::npos);
+  EXPECT_EQ(count_on(c, "SELECT count(*) FROM exactly_error_queue"), 1);
+  EXPECT_EQ(count_on(c, "SELECT count(*) FROM exactly_queue WHERE message_id = 'e1'"), 1);
+
+  r = client({"error", "drop", "2"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("add --yes"), std::string::npos) << r.err;
+  EXPECT_EQ(count_on(c, "SELECT count(*) FROM exactly_error_queue"), 1);
+  r = client({"error", "drop", "2", "--yes"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find(R"(body {"order_id":"o-3"})"), std::string::npos) << r.err;
+  EXPECT_EQ(count_on(c, "SELECT count(*) FROM exactly_error_queue"), 0);
+  EXPECT_EQ(count_on(c, "SELECT count(*) FROM exactly_queue"), 2);
+}
+
+TEST(admin_cli_postgres, client_lists_and_requeues_on_postgres) {
+  const std::string conninfo = test::test_cluster().fresh_schema();
+  pg::connection c(pg::options{conninfo});
+  seed_client(c);
+  auto r = admin({"client", "--postgres", conninfo, "errors", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["errors"].size(), 2u);
+  r = admin({"client", "--postgres", conninfo, "error", "requeue", "--all"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "requeued 1\nrequeued 2\n");
+  EXPECT_EQ(count_on(c, "SELECT count(*) FROM exactly_error_queue"), 0);
+  EXPECT_EQ(count_on(c, "SELECT count(*) FROM exactly_queue"), 3);
 }
 
 }  // namespace
