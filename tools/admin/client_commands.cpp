@@ -263,7 +263,7 @@ void add_client_commands(CLI::App& app, action_fn& action) {
     inv->add_option("--endpoint", o->f.endpoint, "the endpoint receiving the follow-up");
     inv->add_option("--url-prefix", o->f.url_prefix, "the POST's URL starts with this");
     inv->add_option("--older-than", o->older_than, "recorded at least this long ago: 90s, 10m");
-    inv->add_option("--limit", o->f.limit, "at most this many")->check(CLI::PositiveNumber);
+    inv->add_option("--limit", o->f.limit, "at most this many")->check(CLI::Range(1, 1'000'000));
     inv->add_flag("--json", o->json, "print JSON");
     inv->callback([&action, args, o] {
       action = [args, o] {
@@ -293,7 +293,7 @@ void add_client_commands(CLI::App& app, action_fn& action) {
     auto o = std::make_shared<opts>();
     e->add_option("--endpoint", o->f.endpoint, "one endpoint's error queue");
     e->add_option("--after", o->f.after_seq, "entries after this id (paging)");
-    e->add_option("--limit", o->f.limit, "at most this many")->check(CLI::PositiveNumber);
+    e->add_option("--limit", o->f.limit, "at most this many")->check(CLI::Range(1, 1'000'000));
     e->add_flag("--json", o->json, "print JSON");
     e->callback(
         [&action, args, o] { action = [args, o] { return list_errors(*args, o->f, o->json); }; });

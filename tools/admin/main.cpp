@@ -21,7 +21,11 @@ int main(int argc, char** argv) {
   exactly::admin::action_fn action;
   exactly::admin::add_server_commands(app, action);
   exactly::admin::add_client_commands(app, action);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; any other parse error is bad input
+  }
   try {
     return action ? action() : 2;
   } catch (const exactly::admin::usage_error& e) {

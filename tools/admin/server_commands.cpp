@@ -317,7 +317,7 @@ void add_server_commands(CLI::App& app, action_fn& action) {
     c->add_option("--route", o->route, "the route template, e.g. /payment/authorize/{id}");
     c->add_option("--older-than", o->older_than,
                   "only rows in their state for at least this long: 500ms, 90s, 10m, 2h, 7d");
-    c->add_option("--limit", o->limit, "at most this many rows")->check(CLI::PositiveNumber);
+    c->add_option("--limit", o->limit, "at most this many rows")->check(CLI::Range(1, 1'000'000));
     c->add_flag("--oldest-first", o->oldest_first, "oldest first");
     c->add_flag("--json", o->json, "print JSON");
     c->callback([&action, args, o] {
@@ -370,7 +370,7 @@ void add_server_commands(CLI::App& app, action_fn& action) {
       bool json = false;
     };
     auto o = std::make_shared<opts>();
-    c->add_option("--limit", o->limit, "at most this many")->check(CLI::PositiveNumber);
+    c->add_option("--limit", o->limit, "at most this many")->check(CLI::Range(1, 1'000'000));
     c->add_flag("--json", o->json, "print JSON");
     c->callback([&action, args, o] {
       action = [args, o] { return list_outbox(*args, o->limit, o->json); };
@@ -384,7 +384,7 @@ void add_server_commands(CLI::App& app, action_fn& action) {
       bool json = false;
     };
     auto o = std::make_shared<opts>();
-    c->add_option("--limit", o->limit, "at most this many")->check(CLI::PositiveNumber);
+    c->add_option("--limit", o->limit, "at most this many")->check(CLI::Range(1, 1'000'000));
     c->add_flag("--json", o->json, "print JSON");
     c->callback([&action, args, o] {
       action = [args, o] { return list_dead_letters(*args, o->limit, o->json); };
