@@ -284,11 +284,13 @@ std::optional<dead_letter_detail> show_dead_letter(const database& db, std::int6
 }
 
 bool replay_dead_letter(const database& db, std::int64_t seq) {
+  // Two operators replaying one dead letter at once: the second finds it gone (SQLite: after the
+  // first's write lock; PostgreSQL: its insert waits for the first's commit, then does nothing).
   database_transaction tx(db);
   const std::int64_t moved = db.execute(
       "INSERT INTO exactly_server_outbox(seq, type, body, source, created_ms, attempts,"
       " next_attempt_ms, last_error) SELECT seq, type, body, source, created_ms, 0, 0, error"
-      " FROM exactly_server_dead_letters WHERE seq = ?",
+      " FROM exactly_server_dead_letters WHERE seq = ? ON CONFLICT (seq) DO NOTHING",
       seq);
   if (moved == 0)
     return false;

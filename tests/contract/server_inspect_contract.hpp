@@ -261,5 +261,23 @@ TEST_P(server_inspect_contract, a_replayed_dead_letter_is_due_again_and_a_droppe
   EXPECT_EQ(store().dead_letter_count(), 0);
 }
 
+TEST_P(server_inspect_contract, a_dead_letter_whose_seq_is_in_the_outbox_again_is_left_alone) {
+  in_tx([&] { store().outbox_add("refund", R"({"n":1})", "src", t0); });
+  std::int64_t seq = 0;
+  {
+    auto tx = store().begin(false);
+    seq = store().outbox_due(t0, 10).at(0).seq;
+  }
+  in_tx([&] { store().outbox_dead_letter(seq, "gave up", t0 + 1); });
+  // Another replay already put it back (and a second dead letter of it was never removed).
+  db().execute(
+      "INSERT INTO exactly_server_outbox(seq, type, body, source, created_ms) VALUES (?, 'refund',"
+      " '{}', 'src', 0)",
+      seq);
+  EXPECT_FALSE(inspect::replay_dead_letter(db(), seq));
+  EXPECT_EQ(inspect::list_dead_letters(db()).size(), 1u);  // kept, nothing changed
+  EXPECT_EQ(inspect::list_outbox(db()).size(), 1u);
+}
+
 }  // namespace
 }  // namespace exactly::server
