@@ -48,8 +48,8 @@ std::map<std::string, std::vector<std::string>> read_file(const std::string& pat
           for (const auto& [name, v] : object.items()) {
             const std::string key = section.empty() ? name : section + "." + name;
             try {
-              if (v.is_object() && section.empty()) {
-                add(v, name);
+              if (v.is_object()) {
+                add(v, key);
               } else if (v.is_array()) {
                 std::vector<std::string>& values = keys[key];
                 for (const auto& e : v)
@@ -155,7 +155,7 @@ int layered_config::parse(const std::vector<std::string>& args, std::ostream& ou
   if (app_.get_name().empty())
     app_.name(program);
   origins_.clear();
-  owner_.clear();
+  key_of_.clear();
 
   // What the command line names: its options, and where each subcommand's own options start.
   std::set<const CLI::Option*> given;
@@ -204,16 +204,18 @@ int layered_config::parse(const std::vector<std::string>& args, std::ostream& ou
 
     std::vector<std::vector<std::string>> inserted(levels.size());
     std::set<std::string> used_keys;
+    std::string section;  // "" at the top, "sub." or "sub.subsub." below
     for (std::size_t l = 0; l < levels.size(); ++l) {
       CLI::App* level = levels[l].first;
-      const std::string section = l == 0 ? std::string() : level->get_name() + ".";
+      if (l > 0)
+        section += level->get_name() + ".";
       for (CLI::Option* o : level->get_options([](const CLI::Option*) { return true; })) {
         const std::string name = long_name(o);
         if (name.empty() || name == "help")
           continue;
-        owner_[o] = level;
-        origin& at = origins_[o];
         const std::string key = section + name;
+        key_of_[o] = key;
+        origin& at = origins_[o];
         const bool lower_layers = !command_line_only_.contains(o) && o != config_;
         if (lower_layers && file.contains(key))
           used_keys.insert(key);
@@ -241,13 +243,32 @@ int layered_config::parse(const std::vector<std::string>& args, std::ostream& ou
       }
     }
     for (const auto& [key, values] : file) {
-      if (!used_keys.contains(key)) {
-        const CLI::Option* o = app_.get_option_no_throw("--" + key);
-        throw std::invalid_argument(
-            "config file " + *config_path + ": " +
-            (o != nullptr ? "key " + key + " may only be given on the command line"
-                          : "unknown key " + key + " (keys are the long options without --)"));
+      if (used_keys.contains(key))
+        continue;
+      // A key of a subcommand that does not run now is fine, if that subcommand has the option.
+      const auto dot = key.rfind('.');
+      CLI::App* owner = &app_;
+      for (std::size_t at = 0; dot != std::string::npos && owner != nullptr && at < dot;) {
+        const std::size_t end = std::min(key.find('.', at), dot);
+        const std::string part = key.substr(at, end - at);
+        CLI::App* found = nullptr;
+        for (CLI::App* sub : owner->get_subcommands([](CLI::App*) { return true; })) {
+          if (sub->get_name() == part)
+            found = sub;
+        }
+        owner = found;
+        at = end + 1;
       }
+      const std::string name = dot == std::string::npos ? key : key.substr(dot + 1);
+      const CLI::Option* o = owner == nullptr ? nullptr : owner->get_option_no_throw("--" + name);
+      const bool running = std::any_of(levels.begin(), levels.end(),
+                                       [owner](const auto& l) { return l.first == owner; });
+      if (o != nullptr && !running)
+        continue;
+      throw std::invalid_argument(
+          "config file " + *config_path + ": " +
+          (o != nullptr ? "key " + key + " may only be given on the command line"
+                        : "unknown key " + key + " (keys are the long options without --)"));
     }
     argv_out.push_back(args.empty() ? program : args.front());
     std::size_t next = 1;
@@ -317,13 +338,14 @@ nlohmann::json layered_config::effective() const {
                                                                     : nlohmann::json("(secret)");
     } else if (at.from == source::default_value) {
       value = o->get_default_str();
+      if (o->get_expected_max() == 0 && value == "")  // a flag not given
+        value = "false";
     } else if (takes_several(o)) {
       value = at.values;
     } else {
       value = at.values.empty() ? std::string() : at.values.back();
     }
-    const CLI::App* owner = owner_.at(o);
-    const std::string key = owner == &app_ ? name : owner->get_name() + "." + name;
+    const std::string& key = key_of_.at(o);
     options[key] = {{"value", value}, {"source", to_string(at.from)}};
     if (!command_line_only_.contains(o))
       options[key]["env"] = env_name(name);

@@ -2,8 +2,9 @@
 // One configuration syntax for every exactly program: each option --NAME can also be given as the
 // key NAME in a config file (--config FILE: TOML, or JSON when the name ends in .json) or as the
 // environment variable EXACTLY_NAME (upper case, '-' as '_'). A flag beats the environment, the
-// environment beats the file, the file beats the default. --print-config prints the effective
-// options as JSON (secrets redacted) and exits.
+// environment beats the file, the file beats the default. A subcommand's options are the keys of
+// a section named by its path ([client.error] in TOML, nested objects in JSON). --print-config
+// prints the effective options as JSON (secrets redacted) and exits.
 
 #include <CLI/CLI.hpp>
 
@@ -70,7 +71,7 @@ class layered_config {
   std::string config_file_;
   std::set<const CLI::Option*> command_line_only_, secret_;
   std::map<const CLI::Option*, origin> origins_;
-  std::map<const CLI::Option*, const CLI::App*> owner_;
+  std::map<const CLI::Option*, std::string> key_of_;  // "name", or "sub.name" in a subcommand
 };
 
 }  // namespace exactly::cli_config

@@ -112,6 +112,7 @@ void add_server_options(CLI::App& app, server::server_options& so, server::conne
   app.add_option("--group-commit", so.group_commit,
                  "true: requests that arrive during a commit share the next one (one fsync); "
                  "false: one commit each")
+      ->default_str(so.group_commit ? "true" : "false")
       ->group(jobs);
   app.add_flag("--metrics-need-key", so.metrics_need_key,
                "/metrics answers only requests with a valid API key")

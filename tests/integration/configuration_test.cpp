@@ -202,6 +202,61 @@ TEST_F(configuration, a_json_file_and_list_values_from_the_environment) {
   EXPECT_EQ(p.so.tls.client_certificates[1].principal, "b");
 }
 
+TEST_F(configuration, a_subcommand_reads_its_own_section) {
+  const std::string f = file("tool.toml",
+                             "db = \"from-file.db\"\n"
+                             "[list]\n"
+                             "state = \"staged\"\n"
+                             "limit = 5\n"
+                             "[drop]\n"
+                             "confirm = true\n"
+                             "[error.show]\n"
+                             "limit = 9\n");
+  auto make = [](CLI::App& app, std::string& db, std::string& state, int& limit, bool& confirm) {
+    app.add_option("--db", db, "database");
+    CLI::App* list = app.add_subcommand("list", "list");
+    list->add_option("--state", state, "state");
+    list->add_option("--limit", limit, "rows");
+    CLI::App* drop = app.add_subcommand("drop", "drop");
+    drop->add_flag("--confirm", confirm, "yes");
+    CLI::App* error = app.add_subcommand("error", "errors");
+    error->add_subcommand("show", "one")->add_option("--limit", limit, "rows");
+  };
+  CLI::App app{"tool"};
+  layered_config layers(app);
+  std::string db, state;
+  int limit = 0;
+  bool confirm = false;
+  make(app, db, state, limit, confirm);
+  std::ostringstream out, err;
+  ASSERT_EQ(layers.parse({"tool", "--config", f, "list", "--limit", "7"}, out, err,
+                         env_of({{"EXACTLY_STATE", "executed"}})),
+            -1)
+      << err.str();
+  EXPECT_EQ(db, "from-file.db");
+  EXPECT_EQ(state, "executed");  // environment over the [list] section
+  EXPECT_EQ(limit, 7);           // flag over the file
+  EXPECT_FALSE(confirm);         // [drop] is not read when drop does not run
+  EXPECT_EQ(layers.effective()["options"]["list.state"]["source"], "environment");
+  // A nested subcommand reads its nested section.
+  {
+    CLI::App nested{"tool"};
+    layered_config layers3(nested);
+    make(nested, db, state, limit, confirm);
+    ASSERT_EQ(layers3.parse({"tool", "--config", f, "error", "show"}, out, err, env_of({})), -1)
+        << err.str();
+    EXPECT_EQ(limit, 9);
+    EXPECT_EQ(layers3.effective()["options"]["error.show.limit"]["source"], "file");
+  }
+  // A key no subcommand has is still an error.
+  CLI::App app2{"tool"};
+  layered_config layers2(app2);
+  make(app2, db, state, limit, confirm);
+  const std::string bad = file("bad-tool.toml", "[list]\nstat = \"x\"\n");
+  EXPECT_EQ(layers2.parse({"tool", "--config", bad, "list"}, out, err, env_of({})), 2);
+  EXPECT_NE(err.str().find("unknown key list.stat"), std::string::npos) << err.str();
+}
+
 TEST_F(configuration, bad_values_name_the_option_and_where_the_value_came_from) {
   {
     parsed_server p;
