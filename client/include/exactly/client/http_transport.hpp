@@ -47,7 +47,7 @@ struct destination_key {
   // "host:port" as url_authority() gives it: the port explicit ("example.com:443" for
   // https://example.com/...), an IPv6 address in brackets ("[::1]:8080").
   std::string host_port;
-  std::string bearer;     // API key sent as Authorization: Bearer
+  std::string bearer;  // API key sent as Authorization: Bearer
 };
 
 struct beast_transport_options {
