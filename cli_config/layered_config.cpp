@@ -143,6 +143,22 @@ void layered_config::secret(CLI::Option* opt) {
   secret_.insert(opt);
 }
 
+void layered_config::command_line_only(std::string_view name) {
+  command_line_only_names_.emplace(name);
+}
+
+void layered_config::secret(std::string_view name) {
+  secret_names_.emplace(name);
+}
+
+bool layered_config::only_on_command_line(const CLI::Option* o) const {
+  return command_line_only_.contains(o) || command_line_only_names_.contains(long_name(o));
+}
+
+bool layered_config::is_secret(const CLI::Option* o) const {
+  return secret_.contains(o) || secret_names_.contains(long_name(o));
+}
+
 int layered_config::parse(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
                           const env_lookup& env) {
   return parse(std::vector<std::string>(argv, argv + argc), out, err, env);
@@ -216,7 +232,7 @@ int layered_config::parse(const std::vector<std::string>& args, std::ostream& ou
         const std::string key = section + name;
         key_of_[o] = key;
         origin& at = origins_[o];
-        const bool lower_layers = !command_line_only_.contains(o) && o != config_;
+        const bool lower_layers = !only_on_command_line(o) && o != config_;
         if (lower_layers && file.contains(key))
           used_keys.insert(key);
         if (given.contains(o)) {
@@ -333,7 +349,7 @@ nlohmann::json layered_config::effective() const {
     if (o == config_ || name == "print-config")
       continue;
     nlohmann::json value;
-    if (secret_.contains(o)) {
+    if (is_secret(o)) {
       value = at.values.empty() && at.from == source::default_value ? nlohmann::json()
                                                                     : nlohmann::json("(secret)");
     } else if (at.from == source::default_value) {
@@ -347,7 +363,7 @@ nlohmann::json layered_config::effective() const {
     }
     const std::string& key = key_of_.at(o);
     options[key] = {{"value", value}, {"source", to_string(at.from)}};
-    if (!command_line_only_.contains(o))
+    if (!only_on_command_line(o))
       options[key]["env"] = env_name(name);
   }
   return {{"config_file", config_file_.empty() ? nlohmann::json() : nlohmann::json(config_file_)},

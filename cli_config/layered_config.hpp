@@ -45,6 +45,10 @@ class layered_config {
   void command_line_only(CLI::Option* opt);
   // `opt` holds a secret: --print-config shows "(secret)" instead of its value.
   void secret(CLI::Option* opt);
+  // The same for every option of long name `name` ("yes"), in the program and all its
+  // subcommands, whenever they are added.
+  void command_line_only(std::string_view name);
+  void secret(std::string_view name);
 
   // Parses argv[1..] with the layers. Returns -1 when the program goes on, else the status it
   // exits with: 0 after --help or --print-config (printed to `out`), 2 after an error (printed to
@@ -70,6 +74,10 @@ class layered_config {
   bool print_ = false;
   std::string config_file_;
   std::set<const CLI::Option*> command_line_only_, secret_;
+  std::set<std::string, std::less<>> command_line_only_names_, secret_names_;
+
+  bool only_on_command_line(const CLI::Option* o) const;
+  bool is_secret(const CLI::Option* o) const;
   std::map<const CLI::Option*, origin> origins_;
   std::map<const CLI::Option*, std::string> key_of_;  // "name", or "sub.name" in a subcommand
 };

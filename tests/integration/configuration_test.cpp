@@ -238,6 +238,22 @@ TEST_F(configuration, a_subcommand_reads_its_own_section) {
   EXPECT_EQ(limit, 7);           // flag over the file
   EXPECT_FALSE(confirm);         // [drop] is not read when drop does not run
   EXPECT_EQ(layers.effective()["options"]["list.state"]["source"], "environment");
+  // A confirmation flag marked by name is refused from the environment and the file in every
+  // subcommand.
+  {
+    CLI::App guarded{"tool"};
+    layered_config layers4(guarded);
+    layers4.command_line_only("confirm");
+    make(guarded, db, state, limit, confirm);
+    ASSERT_EQ(layers4.parse({"tool", "drop"}, out, err, env_of({{"EXACTLY_CONFIRM", "true"}})), -1)
+        << err.str();
+    EXPECT_FALSE(confirm);
+    std::ostringstream err4;
+    EXPECT_EQ(layers4.parse({"tool", "--config", f, "drop"}, out, err4, env_of({})), 2);
+    EXPECT_NE(err4.str().find("key drop.confirm may only be given on the command line"),
+              std::string::npos)
+        << err4.str();
+  }
   // A nested subcommand reads its nested section.
   {
     CLI::App nested{"tool"};
