@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(
   g++ cmake make ccache pkg-config
   libboost1.81-dev      # Asio and Beast: HTTP server and client with C++20 coroutines
+  libboost-url1.81-dev  # Boost.URL: the client's URLs (default ports, IPv6 literals)
   libssl-dev            # OpenSSL: request id randomness, SHA-256 digests, TLS later
   libsqlite3-dev        # SQLite: the embedded storage engine
   libpq-dev             # libpq: the PostgreSQL engine's client library

@@ -4,6 +4,7 @@
 #include <exactly/common/protocol.hpp>
 
 #include "asio_beast.hpp"
+#include "url.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -31,35 +32,6 @@ namespace exactly::client {
 namespace {
 
 using namespace exactly::net;
-
-struct parsed_url {
-  bool https = false;
-  std::string host, port, target;
-  std::string destination() const { return (https ? "https://" : "http://") + host + ":" + port; }
-};
-
-parsed_url parse_url(std::string_view url) {
-  parsed_url u;
-  if (url.starts_with("https://")) {
-    u.https = true;
-    url.remove_prefix(8);
-  } else if (url.starts_with("http://")) {
-    url.remove_prefix(7);
-  } else {
-    throw std::invalid_argument("only http:// and https:// URLs: " + std::string(url));
-  }
-  const auto slash = url.find('/');
-  const std::string_view authority = url.substr(0, slash);
-  const auto colon = authority.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == authority.size() ||
-      slash == std::string_view::npos) {
-    throw std::invalid_argument("URL needs host:port and a path: " + std::string(url));
-  }
-  u.host = std::string(authority.substr(0, colon));
-  u.port = std::string(authority.substr(colon + 1));
-  u.target = std::string(url.substr(slash));
-  return u;
-}
 
 // One open connection, plain or TLS.
 struct connection {
@@ -142,10 +114,10 @@ class beast_transport final : public http_transport {
     return answers;
   }
 
-  void check_url(std::string_view url) const override { parse_url(url); }
+  void check_url(std::string_view url) const override { parse_http_url(url); }
 
   std::future<http_result> start(const http_call& call) override {
-    parsed_url u = parse_url(call.url);
+    http_url u = parse_http_url(call.url);
     auto req = make_request(u, call);
     auto answer = std::make_shared<std::promise<http_result>>();
     std::future<http_result> f = answer->get_future();
@@ -160,12 +132,12 @@ class beast_transport final : public http_transport {
   }
 
  private:
-  std::shared_ptr<request> make_request(const parsed_url& u, const http_call& c) const {
+  std::shared_ptr<request> make_request(const http_url& u, const http_call& c) const {
     auto req = std::make_shared<request>();
     req->method_string(c.method);
     req->target(u.target);
     req->version(11);
-    const std::string host = u.host + ":" + u.port;
+    const std::string host = u.authority();
     req->set(http::field::host, host);
     for (const auto& d : opts_.keys) {
       if (d.host_port == host)
@@ -178,8 +150,8 @@ class beast_transport final : public http_transport {
     return req;
   }
 
-  asio::awaitable<http_result> exchange(parsed_url u, std::shared_ptr<request> req) {
-    destination& d = destinations_[u.destination()];
+  asio::awaitable<http_result> exchange(http_url u, std::shared_ptr<request> req) {
+    destination& d = destinations_[u.origin()];
     while (d.active >= opts_.max_per_destination) {
       asio::steady_timer wait(io_, asio::steady_timer::time_point::max());
       d.waiting.push_back(&wait);
@@ -195,7 +167,7 @@ class beast_transport final : public http_transport {
     co_return r;
   }
 
-  asio::awaitable<http_result> exchange_in_slot(const parsed_url& u,
+  asio::awaitable<http_result> exchange_in_slot(const http_url& u,
                                                 const http::request<http::string_body>& req,
                                                 destination& d) {
     // A kept-alive connection may have been closed by the server meanwhile: a request that
@@ -222,9 +194,10 @@ class beast_transport final : public http_transport {
   }
 
   // Opens `c` to `u` (TCP, then TLS for https); returns why it failed, "" on success.
-  asio::awaitable<std::string> connect(const parsed_url& u, std::unique_ptr<connection>& c) {
+  asio::awaitable<std::string> connect(const http_url& u, std::unique_ptr<connection>& c) {
     tcp::resolver resolver(io_);
-    auto [rec, endpoints] = co_await resolver.async_resolve(u.host, u.port, use_tuple);
+    auto [rec, endpoints] =
+        co_await resolver.async_resolve(u.host, std::to_string(u.port), use_tuple);
     if (rec)
       co_return "resolve " + u.host + ": " + rec.message();
     c = std::make_unique<connection>();
@@ -240,7 +213,8 @@ class beast_transport final : public http_transport {
     beast::error_code ignored;
     s.socket().set_option(tcp::no_delay(true), ignored);
     if (c->tls) {
-      if (!SSL_set_tlsext_host_name(c->tls->native_handle(), u.host.c_str()))
+      // Server names are host names: an IPv6 literal sends none (RFC 6066, section 3).
+      if (!u.ipv6() && !SSL_set_tlsext_host_name(c->tls->native_handle(), u.host.c_str()))
         co_return "TLS: cannot set the server name";
       if (opts_.verify_peer)
         c->tls->set_verify_callback(ssl::host_name_verification(u.host));

@@ -15,7 +15,15 @@ std::optional<host_port> parse_host_port(std::string_view text) {
   if (ec != std::errc() || end != digits.data() + digits.size() || port > 65535) {
     return std::nullopt;
   }
-  return host_port{std::string(text.substr(0, colon)), static_cast<std::uint16_t>(port)};
+  std::string_view host = text.substr(0, colon);
+  if (host.starts_with('[') != host.ends_with(']'))
+    return std::nullopt;
+  if (host.starts_with('[')) {  // "[::1]:8080": an IPv6 address, written as in URLs
+    host = host.substr(1, host.size() - 2);
+    if (host.empty())
+      return std::nullopt;
+  }
+  return host_port{std::string(host), static_cast<std::uint16_t>(port)};
 }
 
 }  // namespace exactly

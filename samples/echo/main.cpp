@@ -4,6 +4,8 @@
 #include "echo_app.hpp"
 
 #include <key_options.hpp>
+#include <layered_config.hpp>
+#include <server_flags.hpp>
 #include <test_control_flags.hpp>
 
 #include <exactly/common/request_id.hpp>
@@ -20,11 +22,13 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"exactly echo server: the /vectors/echo/{id} connector route"};
+  exactly::cli_config::layered_config layers(app);
+  exactly::server::server_options so;
+  exactly::server::connector_options co;
   std::string listen = "127.0.0.1:8080";
   std::string db = "echo-server.db";
   exactly::samples::keys::key_flags key_flags;
   bool relaxed = false;
-  std::size_t max_body = 1 << 20;
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0 picks a free one)");
   app.add_option("--db", db, "SQLite database file");
   std::string postgres;
@@ -36,16 +40,13 @@ int main(int argc, char** argv) {
   exactly::samples::keys::add_test_control_options(app, control_flags);
   app.add_flag("--synchronous-normal", relaxed,
                "opt out of synchronous=FULL (faster, may lose the last commits on power loss)");
-  app.add_option("--max-body-bytes", max_body, "largest accepted request body");
-  std::int64_t max_staged = 10000;
-  std::int64_t max_staged_bytes = 256LL << 20;
-  app.add_option("--max-staged-per-principal", max_staged,
-                 "staged requests a principal may hold (then 429)");
-  app.add_option("--max-staged-bytes-per-principal", max_staged_bytes,
-                 "staged body bytes a principal may hold (then 429)");
+  exactly::samples::keys::add_server_options(app, so, co);
   bool print_id = false;
-  app.add_flag("--print-id", print_id, "print a fresh request id (UUIDv7) and exit");
-  CLI11_PARSE(app, argc, argv);
+  layers.command_line_only(
+      app.add_flag("--print-id", print_id, "print a fresh request id (UUIDv7) and exit"));
+  exactly::samples::keys::protect_key_options(app, layers);
+  if (const int status = layers.parse(argc, argv, std::cout, std::cerr); status >= 0)
+    return status;
   if (print_id) {
     std::cout << exactly::request_id::mint().to_string() << '\n';
     return 0;
@@ -57,16 +58,11 @@ int main(int argc, char** argv) {
     std::cerr << "--listen must be HOST:PORT\n";
     return 2;
   }
-  exactly::server::server_options so;
   so.host = address->host;
   so.port = address->port;
-  so.max_body_bytes = max_body;
   if (!exactly::samples::keys::apply_keys(key_flags, so, "echo-server", std::cerr))
     return 2;
-  exactly::server::connector_options co;
   co.db_path = db;
-  co.max_staged_per_principal = max_staged;
-  co.max_staged_bytes_per_principal = max_staged_bytes;
   if (!exactly::samples::keys::apply_test_control(control_flags, so, co, "echo-server", std::cerr))
     return 2;
   try {

@@ -51,6 +51,15 @@ void add_key_options(CLI::App& app, key_flags& flags) {
                "required to run without keys");
 }
 
+void protect_key_options(CLI::App& app, cli_config::layered_config& layers) {
+  if (CLI::Option* o = app.get_option_no_throw("--api-key")) {
+    layers.secret(o);
+    layers.command_line_only(o);
+  }
+  if (CLI::Option* o = app.get_option_no_throw("--test-control"))
+    layers.command_line_only(o);
+}
+
 key_setup resolve_keys(const key_flags& flags, const char* environment, std::ostream& warn) {
   std::vector<server::api_key> keys;
   if (!flags.file.empty())

@@ -5,6 +5,7 @@
 #include <exactly/server/http_server.hpp>
 
 #include <CLI/CLI.hpp>
+#include <layered_config.hpp>
 
 #include <ostream>
 #include <string>
@@ -25,6 +26,11 @@ struct key_flags {
 
 // Registers --api-keys-file, --api-key and --open on `app`, their help saying the format.
 void add_key_options(CLI::App& app, key_flags& flags);
+
+// Marks what add_key_options() and add_test_control_options() registered on `app` for `layers`:
+// --api-key is secret and read from the command line only (EXACTLY_API_KEYS is its variable),
+// --test-control from the command line only (turning it on must be typed on purpose).
+void protect_key_options(CLI::App& app, cli_config::layered_config& layers);
 
 // The server's authentication settings.
 struct key_setup {

@@ -6,6 +6,7 @@
 #include <echo_server.hpp>
 
 #include <exactly/client/http_transport.hpp>
+#include <exactly/common/request_id.hpp>
 
 #include <gtest/gtest.h>
 #include <boost/asio/as_tuple.hpp>
@@ -38,8 +39,9 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 // the most requests it had in flight at once.
 class scripted_server {
  public:
-  explicit scripted_server(std::chrono::milliseconds delay, asio::ssl::context* tls = nullptr)
-      : delay_(delay), tls_(tls), acceptor_(io_, {asio::ip::make_address("127.0.0.1"), 0}) {
+  explicit scripted_server(std::chrono::milliseconds delay, asio::ssl::context* tls = nullptr,
+                           const char* address = "127.0.0.1")
+      : delay_(delay), tls_(tls), acceptor_(io_, {asio::ip::make_address(address), 0}) {
     asio::co_spawn(io_, accept_loop(), asio::detached);
     thread_ = std::thread([this] { io_.run(); });
   }
@@ -151,7 +153,42 @@ TEST(http_transport, reports_an_unreachable_server_as_a_transport_failure) {
   EXPECT_TRUE(r.transport_failed);
   EXPECT_FALSE(r.error.empty());
   EXPECT_THROW(t->send("GET", "ftp://127.0.0.1:1/x", "", ""), std::invalid_argument);
-  EXPECT_THROW(t->send("GET", "http://127.0.0.1/x", "", ""), std::invalid_argument);
+  EXPECT_THROW(t->send("GET", "http://user@127.0.0.1:1/x", "", ""), std::invalid_argument);
+  EXPECT_THROW(t->send("GET", "http://127.0.0.1:0/x", "", ""), std::invalid_argument);
+}
+
+// True when this machine can listen on the IPv6 loopback address.
+bool has_ipv6_loopback() {
+  asio::io_context io;
+  tcp::acceptor a(io);
+  beast::error_code ec;
+  a.open(tcp::v6(), ec);
+  if (!ec)
+    a.bind({asio::ip::make_address("::1"), 0}, ec);
+  return !ec;
+}
+
+TEST(http_transport, reaches_a_connector_server_on_the_ipv6_loopback) {
+  if (!has_ipv6_loopback())
+    GTEST_SKIP() << "this machine has no IPv6 loopback (::1): cannot listen on [::1]";
+  temp_dir dir;
+  server::connector c({.db_path = (dir.path() / "v6.db").string()});
+  samples::register_echo_app(c);
+  server::http_server s({.host = "::1", .open_mode = true}, c);
+  const std::uint16_t port = s.start();
+  auto t = client::make_beast_transport();
+  const std::string base = "http://[::1]:" + std::to_string(port);
+  const auto health = t->send("GET", base + "/healthz", "", "");
+  ASSERT_FALSE(health.transport_failed) << health.error;
+  EXPECT_EQ(health.status, 200u);
+  // The protocol too: PUT then POST an id of the echo route through the IPv6 URL.
+  const std::string url = base + "/vectors/echo/" + request_id::mint().to_string();
+  const auto put = t->send("PUT", url, "application/json", R"({"status":200})");
+  ASSERT_FALSE(put.transport_failed) << put.error;
+  EXPECT_EQ(put.status, 201u) << put.body;
+  const auto post = t->send("POST", url, "", "");
+  EXPECT_EQ(post.status, 200u) << post.body;
+  s.stop();
 }
 
 class https_transport : public ::testing::Test {

@@ -434,7 +434,8 @@ TEST_F(invoke_http, a_url_the_transport_cannot_use_fails_the_handler_and_blocks_
   EXPECT_EQ(q("SELECT count(*) FROM results"), 1);
   const auto errors = ep.errors();
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_NE(errors[0].error.find("only http:// and https://"), std::string::npos)
+  EXPECT_NE(errors[0].error.find("unsupported scheme 'ftp' (only http and https)"),
+            std::string::npos)
       << errors[0].error;
   client::attempt_journal journal(client::attempt_journal_path(db_.path()));
   EXPECT_TRUE(journal.older_than("billing", system_now_ms(), 10).empty());

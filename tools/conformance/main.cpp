@@ -8,6 +8,7 @@
 #include "vector_runner.hpp"
 
 #include <CLI/CLI.hpp>
+#include <layered_config.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
       "a check was weaker than asked: see the detail; never counted as a pass), FAIL, skip. Exit "
       "status: 0 at least one case passed and none failed, 1 a case failed or none passed (e.g. "
       "no case ran, or no vector files), 2 usage error."};
+  exactly::cli_config::layered_config layers(app);
   std::string base_url;
   run_options o;
   std::string key_file, second_key_file, control_key, control_key_file;
@@ -109,15 +111,18 @@ int main(int argc, char** argv) {
                  "the interaction route with {id} where the request id goes (default: the echo "
                  "route of the spec's vectors)")
       ->capture_default_str();
-  app.add_option("--key", o.key, "principal A's API key (Authorization: Bearer KEY)");
+  layers.secret(
+      app.add_option("--key", o.key, "principal A's API key (Authorization: Bearer KEY)"));
   app.add_option("--key-file", key_file, "read principal A's API key from the file's first line");
-  app.add_option("--second-key", o.second_key,
-                 "principal B's API key: enables the ownership cases (else skipped)");
+  layers.secret(
+      app.add_option("--second-key", o.second_key,
+                     "principal B's API key: enables the ownership cases (else skipped)"));
   app.add_option("--second-key-file", second_key_file, "read principal B's key from a file");
-  app.add_option("--test-control-key", control_key,
-                 "key of the server's test-control interface (proto-spec section 12, off by "
-                 "default): enables the cases that move the clock, sweep or count rows (else "
-                 "skipped) and exact execution counts");
+  layers.secret(
+      app.add_option("--test-control-key", control_key,
+                     "key of the server's test-control interface (proto-spec section 12, off by "
+                     "default): enables the cases that move the clock, sweep or count rows (else "
+                     "skipped) and exact execution counts"));
   app.add_option("--test-control-key-file", control_key_file,
                  "read the test-control key from a file");
   app.add_option("--ca-file", at.ca_file, "https: trusted CA certificates (PEM)");
@@ -153,11 +158,9 @@ int main(int argc, char** argv) {
   app.add_flag("--list", list, "list the cases and exit");
   std::string json_file;
   app.add_option("--json", json_file, "also write the results as JSON to this file");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  layers.command_line_only(app.get_option("--list"));
+  if (const int status = layers.parse(argc, argv, std::cout, std::cerr); status >= 0)
+    return status;
 
   try {
     at.timeout = std::chrono::milliseconds(timeout_ms);

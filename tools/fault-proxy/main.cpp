@@ -8,12 +8,14 @@
 #include <exactly/common/host_port.hpp>
 
 #include <CLI/CLI.hpp>
+#include <layered_config.hpp>
 
 #include <csignal>
 #include <iostream>
 
 int main(int argc, char** argv) {
   CLI::App app{"fault-proxy: drop, reset, delay and duplicate HTTP requests and responses"};
+  exactly::cli_config::layered_config layers(app);
   exactly::tools::fault_options o;
   std::string listen = "127.0.0.1:0";
   std::vector<std::string> upstreams;
@@ -24,7 +26,8 @@ int main(int argc, char** argv) {
       ->required();
   exactly::tools::add_fault_flags(app, o);
   app.add_option("--seed", o.seed, "random seed for a repeatable fault sequence");
-  CLI11_PARSE(app, argc, argv);
+  if (const int status = layers.parse(argc, argv, std::cout, std::cerr); status >= 0)
+    return status;
   auto split = [](const std::string& text, std::string& host, std::uint16_t& port) {
     const auto hp = exactly::parse_host_port(text);
     if (!hp)

@@ -7,6 +7,7 @@
 #include <exactly/client/runtime.hpp>
 
 #include <CLI/CLI.hpp>
+#include <layered_config.hpp>
 
 #include <csignal>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"orders-billing: the Orders and Billing endpoints of the billing sample"};
+  exactly::cli_config::layered_config layers(app);
   std::string db = "orders.db";
   exactly::samples::orders::settings s{.payment_url = "http://127.0.0.1:8081"};
   int workers = 4;
@@ -28,20 +30,20 @@ int main(int argc, char** argv) {
                  "keep both endpoints in PostgreSQL instead (a libpq connection string); several "
                  "processes may share it, each message handled by one of them");
   app.add_option("--payment-url", s.payment_url, "http://HOST:PORT of the payment service");
-  app.add_option("--api-key", s.api_key,
-                 "bearer key for the payment service; for quick local runs only (other users see "
-                 "it in ps): prefer the environment variable EXACTLY_PAYMENT_API_KEY. Neither: "
-                 "no key");
+  layers.secret(app.add_option(
+      "--payment-api-key,--api-key", s.api_key,
+      "bearer key for the payment service (--api-key: its former name); on the command line for "
+      "quick local runs only (other users see it in ps): prefer the environment variable "
+      "EXACTLY_PAYMENT_API_KEY or the config file. None: no key"));
   app.add_option("--workers", workers, "concurrent handlers")->check(CLI::Range(1, 256));
   app.add_flag("--synchronous-normal", normal,
                "opt out of synchronous=FULL (faster; a power cut may lose recent commits)");
-  CLI11_PARSE(app, argc, argv);
-  if (!s.api_key.empty()) {
-    std::cerr << "orders-billing: warning: --api-key puts the key on the command line, where "
-                 "other users of this machine see it (ps); use EXACTLY_PAYMENT_API_KEY outside "
-                 "quick local runs\n";
-  } else if (const char* key = std::getenv("EXACTLY_PAYMENT_API_KEY")) {
-    s.api_key = key;
+  if (const int status = layers.parse(argc, argv, std::cout, std::cerr); status >= 0)
+    return status;
+  if (layers.source_of("payment-api-key") == exactly::cli_config::source::command_line) {
+    std::cerr << "orders-billing: warning: --payment-api-key puts the key on the command line, "
+                 "where other users of this machine see it (ps); use EXACTLY_PAYMENT_API_KEY "
+                 "outside quick local runs\n";
   }
 
   // Patient retries: a payment service that restarts must not send orders to the error queue.

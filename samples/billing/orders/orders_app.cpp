@@ -19,17 +19,6 @@ constexpr const char* schema =
     "CREATE TABLE IF NOT EXISTS billing_responses ("
     " order_id TEXT PRIMARY KEY, status INTEGER NOT NULL, handled INTEGER NOT NULL);";
 
-std::string host_port_of(const std::string& url) {
-  const std::string scheme = "http://";
-  if (url.rfind(scheme, 0) != 0)
-    throw std::invalid_argument("payment URL must start with http://: " + url);
-  std::string rest = url.substr(scheme.size());
-  rest = rest.substr(0, rest.find('/'));
-  if (rest.find(':') == std::string::npos)
-    throw std::invalid_argument("payment URL must name HOST:PORT: " + url);
-  return rest;
-}
-
 // The handlers' SQL means the same on SQLite and PostgreSQL: the sample runs on either engine.
 void on_submit_order(client::handler_context& ctx) {
   const auto& b = ctx.incoming().body;
@@ -59,10 +48,9 @@ void create_schema(const database& db) {
 
 std::shared_ptr<client::http_transport> make_transport(const settings& s) {
   client::beast_transport_options t;
+  const std::string authority = client::url_authority(s.payment_url);  // validates
   if (!s.api_key.empty())
-    t.keys.push_back({host_port_of(s.payment_url), s.api_key});
-  else
-    host_port_of(s.payment_url);  // validates
+    t.keys.push_back({authority, s.api_key});
   return client::make_beast_transport(t);
 }
 

@@ -35,12 +35,12 @@ void create_schema(const database& db);
 
 // The Orders and Billing endpoints on `db` with their handlers, on s.endpoint.transport or, when
 // that is empty, on a transport of their own made with make_transport(s).
-// Throws std::invalid_argument when payment_url is not http://HOST:PORT.
+// Throws std::invalid_argument when payment_url is not an http:// or https:// URL.
 std::vector<std::unique_ptr<client::endpoint>> make_endpoints(const database& db,
                                                               const settings& s);
 
 // A transport to the payment service carrying the API key, for make_endpoints to share.
-// Throws std::invalid_argument when payment_url is not http://HOST:PORT.
+// Throws std::invalid_argument when payment_url is not an http:// or https:// URL.
 std::shared_ptr<client::http_transport> make_transport(const settings& s);
 
 // Queues submit_order for each order, all in one transaction. Submitting an order id again is

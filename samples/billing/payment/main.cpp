@@ -4,6 +4,8 @@
 #include "payment_app.hpp"
 
 #include <key_options.hpp>
+#include <layered_config.hpp>
+#include <server_flags.hpp>
 #include <test_control_flags.hpp>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -17,6 +19,9 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"payment-service: /payment/authorize/{id} and /accounts/{customer_id}"};
+  exactly::cli_config::layered_config layers(app);
+  exactly::server::server_options so;
+  exactly::server::connector_options co;
   std::string listen = "127.0.0.1:8081";
   std::string db = "payment.db";
   std::int64_t initial_balance = 100'000;
@@ -28,14 +33,13 @@ int main(int argc, char** argv) {
                  "store in PostgreSQL instead (a libpq connection string); several instances may "
                  "share it");
   app.add_option("--initial-balance-cents", initial_balance, "opening balance of a new account");
-  int outbox_max_attempts = exactly::server::connector_options{}.outbox_max_attempts;
-  app.add_option("--outbox-max-attempts", outbox_max_attempts,
-                 "deliveries of an outbox message before it becomes a dead letter")
-      ->check(CLI::Range(1, 1'000'000));
   exactly::samples::keys::add_key_options(app, key_flags);
   exactly::samples::keys::test_control_flags control_flags;
   exactly::samples::keys::add_test_control_options(app, control_flags);
-  CLI11_PARSE(app, argc, argv);
+  exactly::samples::keys::add_server_options(app, so, co);
+  exactly::samples::keys::protect_key_options(app, layers);
+  if (const int status = layers.parse(argc, argv, std::cout, std::cerr); status >= 0)
+    return status;
   spdlog::set_default_logger(spdlog::stderr_color_mt("payment-service"));
 
   const auto address = exactly::parse_host_port(listen);
@@ -43,12 +47,11 @@ int main(int argc, char** argv) {
     std::cerr << "--listen must be HOST:PORT\n";
     return 2;
   }
-  exactly::server::server_options so;
   so.host = address->host;
   so.port = address->port;
   if (!exactly::samples::keys::apply_keys(key_flags, so, "payment-service", std::cerr))
     return 2;
-  exactly::server::connector_options co{.db_path = db, .outbox_max_attempts = outbox_max_attempts};
+  co.db_path = db;
   if (!exactly::samples::keys::apply_test_control(control_flags, so, co, "payment-service",
                                                   std::cerr))
     return 2;

@@ -44,8 +44,10 @@ class http_transport {
 };
 
 struct destination_key {
-  std::string host_port;  // "host:port" as in the URL
-  std::string bearer;     // API key sent as Authorization: Bearer
+  // "host:port" as url_authority() gives it: the port explicit ("example.com:443" for
+  // https://example.com/...), an IPv6 address in brackets ("[::1]:8080").
+  std::string host_port;
+  std::string bearer;  // API key sent as Authorization: Bearer
 };
 
 struct beast_transport_options {
@@ -62,7 +64,12 @@ struct beast_transport_options {
   std::string client_private_key_file{};
 };
 
-// Transport on Boost.Beast coroutines, for http:// and https:// URLs with an explicit port:
+// The "host:port" of an http:// or https:// URL, its port made explicit (80 or 443 when the URL
+// has none), an IPv6 host in brackets. Throws std::invalid_argument for a URL the Beast transport
+// refuses: not absolute, another scheme, user information, an empty host, a bad port.
+std::string url_authority(std::string_view url);
+
+// Transport on Boost.Beast coroutines, for http:// and https:// URLs (IPv6 literals in brackets):
 // one I/O thread, a pool of kept-alive connections per host:port, a concurrency limit per
 // destination, connect and request timeouts. Thread-safe: one transport can serve many workers.
 // send() throws std::invalid_argument for a URL it cannot use; making the transport throws it
