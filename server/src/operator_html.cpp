@@ -126,7 +126,7 @@ class page {
     if (staged)
       o_ << "In flight (staged), oldest first";
     else if (l.state == 2)
-      o_ << "Executed, newest first";
+      o_ << "Recently executed, newest first";
     else
       o_ << "Tombstones, newest first";
     if (!v_.filter.owner.empty())
@@ -136,9 +136,8 @@ class page {
       o_ << "<p class=\"empty\">none</p></section>\n";
       return;
     }
-    o_ << "<table><thead><tr><th>Route</th><th>Id</th><th>Owner</th><th>" << name
-       << " since</th><th>Age</th>" << (l.state == 2 ? "<th>Status</th>" : "")
-       << "</tr></thead><tbody>\n";
+    o_ << "<table><thead><tr><th>Route</th><th>Id</th><th>Owner</th><th>Since</th><th>Age</th>"
+       << (l.state == 2 ? "<th>Status</th>" : "") << "</tr></thead><tbody>\n";
     for (const interaction_row& r : l.list.rows) {
       o_ << "<tr data-id=\"" << html_escaped(r.id) << "\"><td><code>" << html_escaped(r.route)
          << "</code></td><td><code>" << html_escaped(r.id)
