@@ -17,17 +17,11 @@ constexpr std::string_view style =
     "code{font-size:.95em}.more{color:#555;font-style:italic}.empty{color:#777}"
     "form{margin:1em 0}";
 
-const char* state_name(int state) {
-  switch (state) {
-    case 1:
-      return "staged";
-    case 2:
-      return "executed";
-    case 3:
-      return "tombstone";
-    default:
-      return "unknown";
-  }
+constexpr inspect::state all_states[] = {inspect::state::staged, inspect::state::executed,
+                                         inspect::state::tombstone};
+
+std::string state_name(inspect::state s) {
+  return std::string(inspect::to_string(s));
 }
 
 // `ms` since the epoch as "YYYY-MM-DD HH:MM:SSZ".
@@ -108,7 +102,7 @@ class page {
     const std::string current = v_.filter.state ? state_name(*v_.filter.state) : "";
     o_ << "<form method=\"get\" action=\"/_exactly/operator\">Interactions: <select "
           "name=\"state\"><option value=\"\">staged and executed</option>";
-    for (int s = 1; s <= 3; ++s) {
+    for (const inspect::state s : all_states) {
       o_ << "<option" << (current == state_name(s) ? " selected" : "") << ">" << state_name(s)
          << "</option>";
     }
@@ -120,12 +114,13 @@ class page {
   }
 
   void interactions(const interaction_listing& l) {
-    const bool staged = l.state == 1;
-    const char* name = state_name(l.state);
+    const bool staged = l.state == inspect::state::staged;
+    const bool executed = l.state == inspect::state::executed;
+    const std::string name = state_name(l.state);
     o_ << "<section id=\"" << name << "\"><h2>";
     if (staged)
       o_ << "In flight (staged), oldest first";
-    else if (l.state == 2)
+    else if (executed)
       o_ << "Recently executed, newest first";
     else
       o_ << "Tombstones, newest first";
@@ -137,17 +132,22 @@ class page {
       return;
     }
     o_ << "<table><thead><tr><th>Route</th><th>Id</th><th>Owner</th><th>Since</th><th>Age</th>"
-       << (l.state == 2 ? "<th>Status</th>" : "") << "</tr></thead><tbody>\n";
-    for (const interaction_row& r : l.list.rows) {
+       << (executed ? "<th>Status</th>"
+           : staged ? ""
+                    : "<th>Reason</th>")
+       << "</tr></thead><tbody>\n";
+    for (const inspect::interaction_summary& r : l.list.rows) {
       o_ << "<tr data-id=\"" << html_escaped(r.id) << "\"><td><code>" << html_escaped(r.route)
          << "</code></td><td><code>" << html_escaped(r.id)
          << "</code></td><td><a href=\"?owner=" << html_escaped(query_encoded(r.owner))
          << (v_.filter.state ? std::string("&amp;state=") + name : std::string()) << "\">"
          << html_escaped(r.owner) << "</a></td><td>" << utc(r.state_since_ms)
          << "</td><td class=\"n\">" << age(v_.now_ms, r.state_since_ms) << "</td>";
-      if (l.state == 2) {
+      if (executed) {
         o_ << "<td class=\"n\">"
            << (r.response_status ? std::to_string(*r.response_status) : std::string()) << "</td>";
+      } else if (!staged) {
+        o_ << "<td>" << html_escaped(r.tombstone_reason.value_or("")) << "</td>";
       }
       o_ << "</tr>\n";
     }
@@ -166,13 +166,13 @@ class page {
     o_ << "<table><thead><tr><th>Seq</th><th>Type</th><th>Source</th><th>Created</th>"
           "<th>Age</th><th>Attempts</th><th>Next attempt</th><th>Last error</th></tr></thead>"
           "<tbody>\n";
-    for (const outbox_row& r : v_.outbox.rows) {
+    for (const inspect::outbox_entry& r : v_.outbox.rows) {
       o_ << "<tr data-seq=\"" << r.seq << "\"><td class=\"n\">" << r.seq << "</td><td><code>"
          << html_escaped(r.type) << "</code></td><td><code>" << html_escaped(r.source)
          << "</code></td><td>" << utc(r.created_ms) << "</td><td class=\"n\">"
          << age(v_.now_ms, r.created_ms) << "</td><td class=\"n\">" << r.attempts << "</td><td>"
-         << utc(r.next_attempt_ms) << "</td><td class=\"err\">" << html_escaped(r.last_error)
-         << "</td></tr>\n";
+         << utc(r.next_attempt_ms) << "</td><td class=\"err\">"
+         << html_escaped(r.last_error.value_or("")) << "</td></tr>\n";
     }
     o_ << "</tbody></table>\n";
     more(v_.outbox.total, v_.outbox.rows.size());
@@ -180,7 +180,7 @@ class page {
   }
 
   void dead_letters() {
-    o_ << "<section id=\"dead-letters\"><h2>Dead letters, newest first: <span class=\"total\">"
+    o_ << "<section id=\"dead-letters\"><h2>Dead letters, oldest first: <span class=\"total\">"
        << v_.dead_letters.total << "</span></h2>\n";
     if (v_.dead_letters.rows.empty()) {
       o_ << "<p class=\"empty\">none</p></section>\n";
@@ -188,7 +188,7 @@ class page {
     }
     o_ << "<table><thead><tr><th>Seq</th><th>Type</th><th>Source</th><th>Created</th>"
           "<th>Failed</th><th>Attempts</th><th>Error</th></tr></thead><tbody>\n";
-    for (const dead_letter_row& r : v_.dead_letters.rows) {
+    for (const inspect::dead_letter& r : v_.dead_letters.rows) {
       o_ << "<tr data-seq=\"" << r.seq << "\"><td class=\"n\">" << r.seq << "</td><td><code>"
          << html_escaped(r.type) << "</code></td><td><code>" << html_escaped(r.source)
          << "</code></td><td>" << utc(r.created_ms) << "</td><td>" << utc(r.failed_ms)

@@ -188,13 +188,8 @@ std::variant<operator_filter, std::string> parse_operator_filter(std::string_vie
     if (name == "owner") {
       f.owner = *value;
     } else if (name == "state") {
-      if (*value == "staged")
-        f.state = 1;
-      else if (*value == "executed")
-        f.state = 2;
-      else if (*value == "tombstone")
-        f.state = 3;
-      else if (!value->empty())
+      f.state = inspect::parse_state(*value);
+      if (!f.state && !value->empty())
         return std::string("state must be staged, executed or tombstone");
     } else {
       return std::string("the operator page takes only state= and owner=");

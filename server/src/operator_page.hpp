@@ -44,9 +44,9 @@ class operator_page {
 // The filter of the query string `query`, or why it is refused.
 std::variant<operator_filter, std::string> parse_operator_filter(std::string_view query);
 
-// The listings of `filter`, at most `max_rows` rows each (storage thread; both engines): staged
-// oldest first, executed and tombstones newest first, the outbox oldest first, dead letters
-// newest first. `figures` give the unfiltered totals.
+// The listings of view.filter, at most view.max_rows rows each, through the inspection API
+// (storage thread; both engines): staged oldest first, executed and tombstones newest first, the
+// outbox and the dead letters oldest first. `figures` give the unfiltered totals.
 void read_operator_listings(const database& db, const storage_figures& figures,
                             operator_view& view);
 

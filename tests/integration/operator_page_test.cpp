@@ -182,7 +182,7 @@ TEST(operator_page, tables_are_bounded_and_say_how_many_more_there_are) {
   EXPECT_EQ(total_of(staged_section), 5);
   EXPECT_EQ(more_of(staged_section), 2);
   const std::string dead = section_of(html, "dead-letters");
-  EXPECT_EQ(attribute_values(dead, "data-seq"), (std::vector<std::string>{"4", "3", "2"}));
+  EXPECT_EQ(attribute_values(dead, "data-seq"), (std::vector<std::string>{"1", "2", "3"}));
   EXPECT_EQ(total_of(dead), 4);
   EXPECT_EQ(more_of(dead), 1);
   EXPECT_EQ(more_of(section_of(html, "executed")), 0);
