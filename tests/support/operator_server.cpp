@@ -3,6 +3,8 @@
 #include "http_client.hpp"
 #include "requests.hpp"
 
+#include <exactly/common/database.hpp>
+#include <exactly/common/postgres.hpp>
 #include <exactly/common/request_id.hpp>
 #include <exactly/common/sqlite.hpp>
 
@@ -13,10 +15,16 @@
 namespace exactly::test {
 namespace {
 
-// Each text column `sql` selects, in order.
-std::vector<std::string> texts(sqlite::connection& db, const std::string& sql) {
+// The first column of each row `sql` selects, as text, in order (either engine).
+std::vector<std::string> texts(const database& db, const std::string& sql) {
   std::vector<std::string> out;
-  auto& q = db.prepare(sql);
+  if (db.kind() == engine::postgres) {
+    const pg::result r = db.as_postgres().query(sql);
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back(r.text(i, 0));
+    return out;
+  }
+  auto& q = db.as_sqlite().prepare(sql);
   while (q.step())
     out.push_back(q.text(0));
   q.reset();
@@ -28,6 +36,8 @@ std::vector<std::string> texts(sqlite::connection& db, const std::string& sql) {
 operator_server::operator_server(server::operator_page_options page) {
   server::connector_options co;
   co.db_path = (dir_.path() / "server.db").string();
+  if (const std::string pg = echo_server_config::default_test_postgres(); !pg.empty())
+    co.postgres = pg::options{pg};
   co.outbox_max_attempts = 1;
   connector_ = std::make_unique<server::connector>(co);
   register_echo_app(*connector_);
@@ -145,8 +155,8 @@ std::int64_t operator_server::executions_total() {
 std::vector<std::string> operator_server::ids(int state) {
   std::vector<std::string> out;
   http_->run_on_storage([&] {
-    out = texts(connector_->db(), "SELECT id FROM exactly_interactions WHERE state = " +
-                                      std::to_string(state) + " ORDER BY state_since_ms, id");
+    out = texts(connector_->storage(), "SELECT id FROM exactly_interactions WHERE state = " +
+                                           std::to_string(state) + " ORDER BY state_since_ms, id");
   });
   return out;
 }
@@ -154,8 +164,8 @@ std::vector<std::string> operator_server::ids(int state) {
 std::vector<std::string> operator_server::dead_letter_errors() {
   std::vector<std::string> out;
   http_->run_on_storage([&] {
-    out =
-        texts(connector_->db(), "SELECT error FROM exactly_server_dead_letters ORDER BY seq DESC");
+    out = texts(connector_->storage(),
+                "SELECT error FROM exactly_server_dead_letters ORDER BY seq DESC");
   });
   return out;
 }

@@ -2,7 +2,7 @@
 // A server with the operator page on, for its integration and browser tests: the echo app, a
 // route whose message always fails (a dead letter with the failure's text), API keys of alice
 // and of a principal whose name is markup, and what the database holds, read on its storage
-// thread.
+// thread. On PostgreSQL when EXACTLY_TEST_ENGINE=postgres (see echo_server_config), else SQLite.
 
 #include <echo_server.hpp>
 
