@@ -14,7 +14,8 @@ constexpr std::string_view style =
     "th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}"
     "th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}"
     "td.err{color:#a00;white-space:pre-wrap;max-width:40em;word-break:break-word}"
-    "code{font-size:.95em}.more{color:#555;font-style:italic}.empty{color:#777}"
+    "td.t{white-space:nowrap}code{font-size:.95em}.more{color:#555;font-style:italic}.empty{color:#"
+    "777}"
     "form{margin:1em 0}";
 
 constexpr inspect::state all_states[] = {inspect::state::staged, inspect::state::executed,
@@ -141,7 +142,7 @@ class page {
          << "</code></td><td><code>" << html_escaped(r.id)
          << "</code></td><td><a href=\"?owner=" << html_escaped(query_encoded(r.owner))
          << (v_.filter.state ? std::string("&amp;state=") + name : std::string()) << "\">"
-         << html_escaped(r.owner) << "</a></td><td>" << utc(r.state_since_ms)
+         << html_escaped(r.owner) << "</a></td><td class=\"t\">" << utc(r.state_since_ms)
          << "</td><td class=\"n\">" << age(v_.now_ms, r.state_since_ms) << "</td>";
       if (executed) {
         o_ << "<td class=\"n\">"
@@ -169,10 +170,11 @@ class page {
     for (const inspect::outbox_entry& r : v_.outbox.rows) {
       o_ << "<tr data-seq=\"" << r.seq << "\"><td class=\"n\">" << r.seq << "</td><td><code>"
          << html_escaped(r.type) << "</code></td><td><code>" << html_escaped(r.source)
-         << "</code></td><td>" << utc(r.created_ms) << "</td><td class=\"n\">"
-         << age(v_.now_ms, r.created_ms) << "</td><td class=\"n\">" << r.attempts << "</td><td>"
-         << utc(r.next_attempt_ms) << "</td><td class=\"err\">"
-         << html_escaped(r.last_error.value_or("")) << "</td></tr>\n";
+         << "</code></td><td class=\"t\">" << utc(r.created_ms) << "</td><td class=\"n\">"
+         << age(v_.now_ms, r.created_ms) << "</td><td class=\"n\">" << r.attempts
+         << "</td><td class=\"t\">"
+         << (r.next_attempt_ms <= v_.now_ms ? std::string("due") : utc(r.next_attempt_ms))
+         << "</td><td class=\"err\">" << html_escaped(r.last_error.value_or("")) << "</td></tr>\n";
     }
     o_ << "</tbody></table>\n";
     more(v_.outbox.total, v_.outbox.rows.size());
@@ -191,8 +193,8 @@ class page {
     for (const inspect::dead_letter& r : v_.dead_letters.rows) {
       o_ << "<tr data-seq=\"" << r.seq << "\"><td class=\"n\">" << r.seq << "</td><td><code>"
          << html_escaped(r.type) << "</code></td><td><code>" << html_escaped(r.source)
-         << "</code></td><td>" << utc(r.created_ms) << "</td><td>" << utc(r.failed_ms)
-         << "</td><td class=\"n\">" << r.attempts << "</td><td class=\"err\">"
+         << "</code></td><td class=\"t\">" << utc(r.created_ms) << "</td><td class=\"t\">"
+         << utc(r.failed_ms) << "</td><td class=\"n\">" << r.attempts << "</td><td class=\"err\">"
          << html_escaped(r.error) << "</td></tr>\n";
     }
     o_ << "</tbody></table>\n";

@@ -144,6 +144,7 @@ TEST(operator_page, shows_markup_in_owners_routes_ids_and_errors_as_text) {
   s.insert_interaction("/r/<script>alert('route')</script>/{id}", "<img src=x onerror=alert(1)>",
                        "alice", 1, 1000);
   s.dead_letter("<script>alert(\"dead\")</script> & <b>bold</b>");
+  s.insert_waiting_message("<i>type</i>", "<script>alert('retry')</script>");
   const std::string html = page(s);
   EXPECT_EQ(html.find("<script"), std::string::npos) << html;
   EXPECT_EQ(html.find("<img"), std::string::npos) << html;
@@ -157,6 +158,10 @@ TEST(operator_page, shows_markup_in_owners_routes_ids_and_errors_as_text) {
             std::string::npos)
       << html;
   EXPECT_NE(section_of(html, "staged").find(evil_id), std::string::npos);
+  const std::string outbox = section_of(html, "outbox");
+  EXPECT_EQ(attribute_values(outbox, "data-seq").size(), 1u) << outbox;
+  EXPECT_NE(outbox.find("&lt;i&gt;type&lt;/i&gt;"), std::string::npos) << outbox;
+  EXPECT_NE(outbox.find("&lt;script&gt;alert(&#39;retry&#39;)&lt;/script&gt;"), std::string::npos);
 
   // The owner filter finds the evil owner's row, and shows the owner back escaped.
   const std::string filtered = page(s, "?owner=%3Cscript%3Ealert(%22owner%22)%3C%2Fscript%3E");

@@ -3,6 +3,7 @@
 #include "http_client.hpp"
 #include "requests.hpp"
 
+#include <exactly/common/clock.hpp>
 #include <exactly/common/database.hpp>
 #include <exactly/common/postgres.hpp>
 #include <exactly/common/request_id.hpp>
@@ -107,6 +108,17 @@ void operator_server::insert_interaction(const std::string& route, const std::st
         "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, state_since_ms)"
         " VALUES (?, ?, ?, ?, ?, ?)",
         route, id, owner, since_ms, static_cast<std::int64_t>(state), since_ms);
+  });
+}
+
+void operator_server::insert_waiting_message(const std::string& type,
+                                             const std::string& last_error) {
+  http_->run_on_storage([&] {
+    connector_->storage().execute(
+        "INSERT INTO exactly_server_outbox(type, body, source, created_ms, attempts,"
+        " next_attempt_ms, last_error) VALUES (?, '{}', ?, ?, 3, ?, ?)",
+        type, std::string("/inserted/{id} by the test"), system_now_ms(),
+        system_now_ms() + 86'400'000, last_error);
   });
 }
 

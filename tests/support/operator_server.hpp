@@ -40,6 +40,8 @@ class operator_server {
   // Inserts an interaction row as stored by the connector (no request or response).
   void insert_interaction(const std::string& route, const std::string& id, const std::string& owner,
                           int state, std::int64_t since_ms);
+  // Inserts an outbox message with `last_error`, not due for a day (the dispatcher leaves it).
+  void insert_waiting_message(const std::string& type, const std::string& last_error);
   // Inserts a dead letter with `error`.
   void insert_dead_letter(const std::string& type, const std::string& error);
 
