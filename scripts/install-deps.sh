@@ -20,6 +20,7 @@ packages=(
   clang-14              # the fuzz and ThreadSanitizer builds (scripts/fuzz.sh, scripts/tsan.sh)
   libclang-rt-14-dev    # clang's sanitizer runtimes: ASan, UBSan, TSan, libFuzzer
   libfuzzer-14-dev      # libFuzzer
+  chromium              # headless browser: the operator page's browser test (tests/browser)
 )
 missing=()
 for p in "${packages[@]}"; do

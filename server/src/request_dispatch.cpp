@@ -67,7 +67,8 @@ request_dispatch::request_dispatch(connector& c, const authenticator& auth, cons
       storage_(storage),
       metrics_need_key_(opts.metrics_need_key),
       metrics_max_age_(opts.metrics_max_age),
-      test_control_(opts.test_control, opts.api_keys, c) {}
+      test_control_(opts.test_control, opts.api_keys, c),
+      operator_page_(opts.operator_page, opts.api_keys, opts.test_control.key) {}
 
 request_dispatch::~request_dispatch() = default;
 
@@ -104,6 +105,11 @@ asio::awaitable<beast_response> request_dispatch::respond(beast_request& req,
     if (auto refusal = refuse_metrics(req, certificate_sha256))
       return answered(std::move(*refusal));
     return metrics_page(version);
+  }
+  if (operator_page_.handles(path)) {
+    if (!operator_page_.authorized(to_view(req[http::field::authorization])))
+      return answered(operator_unauthorized(version));
+    return operator_page_answer(req);
   }
   if (test_control_.handles(path)) {
     if (!test_control_.authorized(to_view(req[http::field::authorization])))
@@ -164,6 +170,9 @@ std::optional<beast_response> request_dispatch::refuse_before_body(
   if (own_page && path == "/metrics") {
     if (auto refusal = refuse_metrics(header, certificate_sha256))
       return refusal;
+  } else if (operator_page_.handles(path)) {
+    if (!operator_page_.authorized(to_view(header[http::field::authorization])))
+      return operator_unauthorized(header.version());
   } else if (test_control_.handles(path)) {
     if (!test_control_.authorized(to_view(header[http::field::authorization])))
       return unauthorized(header.version());
@@ -183,6 +192,13 @@ std::optional<beast_response> request_dispatch::refuse_before_body(
 beast_response request_dispatch::unauthorized(unsigned version) {
   auto res = reply(problem_response(errc::unauthorized, "a valid API key is required"), version);
   res.set(http::field::www_authenticate, "Bearer");
+  return res;
+}
+
+beast_response request_dispatch::operator_unauthorized(unsigned version) {
+  auto res =
+      reply(problem_response(errc::unauthorized, "the operator page's key is required"), version);
+  res.set(http::field::www_authenticate, "Basic realm=\"exactly\"");
   return res;
 }
 
@@ -235,6 +251,31 @@ asio::awaitable<beast_response> request_dispatch::test_control_answer(beast_requ
     }
   });
   co_return reply(std::move(r), version);
+}
+
+asio::awaitable<beast_response> request_dispatch::operator_page_answer(beast_request& req) {
+  const unsigned version = req.version();
+  const std::string_view target = to_view(req.target());
+  const std::string path(path_of(target));
+  const std::string query(query_of(target));
+  const std::string method(to_view(req.method_string()));
+  const auto uptime =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
+  auto [page, failure] =
+      co_await storage_.run([&]() -> std::pair<http_response, std::optional<interaction_response>> {
+        try {
+          return {operator_page_.answer(method, path, query, connector_.storage(), read_figures(),
+                                        connector_.options().clock(), uptime),
+                  std::nullopt};
+        } catch (...) {
+          return {
+              {},
+              failure_response(std::current_exception(), errc::internal_error, "operator page")};
+        }
+      });
+  if (failure)
+    co_return reply(std::move(*failure), version);
+  co_return to_beast(std::move(page), version);
 }
 
 asio::awaitable<beast_response> request_dispatch::user_route(beast_request& req, route_match m,

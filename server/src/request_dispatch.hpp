@@ -1,10 +1,12 @@
 #pragma once
-// Answers one HTTP request: /healthz, /metrics, authentication, user routes, connector routes.
+// Answers one HTTP request: /healthz, /metrics, the operator page, authentication, user routes,
+// connector routes.
 
 #include <exactly/server/connector.hpp>
 #include <exactly/server/http_server.hpp>
 
 #include "asio_beast.hpp"
+#include "operator_page.hpp"
 #include "respond.hpp"
 #include "router.hpp"
 #include "test_control.hpp"
@@ -27,7 +29,8 @@ class request_dispatch {
  public:
   // `opts`: metrics_need_key (/metrics answered only with a valid key, like the connector's
   // routes), metrics_max_age (how old the storage figures a scrape shows may be), test_control
-  // (the interface of proto-spec §12, off when its key is empty).
+  // (the interface of proto-spec §12, off when its key is empty), operator_page (off unless
+  // enabled).
   request_dispatch(connector& c, const authenticator& auth, const router& routes, metrics& counters,
                    storage_executor& storage, const server_options& opts);
   ~request_dispatch();
@@ -59,6 +62,8 @@ class request_dispatch {
                                                 const std::string& certificate_sha256);
   // 401 unauthorized, with the scheme to use.
   beast_response unauthorized(unsigned version);
+  // 401 for the operator page, with the Basic scheme so that a browser asks for the key.
+  beast_response operator_unauthorized(unsigned version);
   // 401 when /metrics needs a key and `req` has none valid; nullopt otherwise.
   std::optional<beast_response> refuse_metrics(const beast_request& req,
                                                const std::string& certificate_sha256);
@@ -71,6 +76,8 @@ class request_dispatch {
   storage_figures read_figures();
   // A test-control endpoint, authorized by its own key, answered on the storage thread.
   net::asio::awaitable<beast_response> test_control_answer(beast_request& req);
+  // The operator page, authorized by its own key, read and rendered on the storage thread.
+  net::asio::awaitable<beast_response> operator_page_answer(beast_request& req);
   // A user route: its handler in the open commit group.
   net::asio::awaitable<beast_response> user_route(beast_request& req, route_match m,
                                                   std::string principal);
@@ -91,6 +98,8 @@ class request_dispatch {
   std::chrono::steady_clock::time_point figures_read_at_{};
   bool reading_figures_ = false;
   test_control_page test_control_;
+  operator_page operator_page_;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace exactly::server

@@ -1,11 +1,13 @@
 #pragma once
 // The HTTP front of a connector on Boost.Beast: keep-alive, deadlines, limits, authentication,
-// a small router, /healthz, /metrics, the sweeper and outbox dispatcher, graceful shutdown.
+// a small router, /healthz, /metrics, the optional operator page, the sweeper and outbox
+// dispatcher, graceful shutdown.
 // One network thread carries out I/O and reads GETs through the connector's read-only
 // connection; one storage thread runs every other database call, in order.
 
 #include <exactly/server/connector.hpp>
 #include <exactly/server/http_message.hpp>
+#include <exactly/server/operator_page.hpp>
 #include <exactly/server/test_control.hpp>
 
 #include <chrono>
@@ -73,12 +75,16 @@ struct server_options {
   // Off by default. NEVER in production: lets whoever has its key move the server's clock and run
   // its sweeper (proto-spec §12).
   test_control_options test_control{};
+  // Off by default: a read-only HTML page for operators at GET /_exactly/operator, behind its
+  // own key (operator_page.hpp).
+  operator_page_options operator_page{};
 };
 
 class http_server {
  public:
   // Throws std::invalid_argument if authentication is neither configured nor explicitly open,
-  // if the TLS files are incomplete or do not load, or if a connection limit is 0.
+  // if the TLS files are incomplete or do not load, if a connection limit is 0, or for a
+  // test-control or operator-page key that is too short or equal to an API key.
   http_server(server_options opts, connector& c);
   // Stops gracefully if still running.
   ~http_server();
