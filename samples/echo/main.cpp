@@ -5,6 +5,7 @@
 
 #include <key_options.hpp>
 #include <layered_config.hpp>
+#include <operator_page_flags.hpp>
 #include <server_flags.hpp>
 #include <test_control_flags.hpp>
 
@@ -38,6 +39,8 @@ int main(int argc, char** argv) {
   exactly::samples::keys::add_key_options(app, key_flags);
   exactly::samples::keys::test_control_flags control_flags;
   exactly::samples::keys::add_test_control_options(app, control_flags);
+  exactly::samples::keys::operator_page_flags page_flags;
+  exactly::samples::keys::add_operator_page_options(app, page_flags, so);
   app.add_flag("--synchronous-normal", relaxed,
                "opt out of synchronous=FULL (faster, may lose the last commits on power loss)");
   exactly::samples::keys::add_server_options(app, so, co);
@@ -64,6 +67,8 @@ int main(int argc, char** argv) {
     return 2;
   co.db_path = db;
   if (!exactly::samples::keys::apply_test_control(control_flags, so, co, "echo-server", std::cerr))
+    return 2;
+  if (!exactly::samples::keys::apply_operator_page(page_flags, so, "echo-server", std::cerr))
     return 2;
   try {
     if (relaxed)

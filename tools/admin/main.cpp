@@ -9,6 +9,8 @@
 
 #include <exactly/common/storage_error.hpp>
 
+#include <layered_config.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -17,15 +19,18 @@ int main(int argc, char** argv) {
   CLI::App app{
       "exactly-admin: inspect and repair the databases of exactly servers and clients (read-only "
       "unless a mutating subcommand is named)"};
+  exactly::cli_config::layered_config layers(app);
+  // A mutation's confirmation and its "every row" choice are typed on purpose, never inherited
+  // from the environment or a config file.
+  layers.command_line_only("yes");
+  layers.command_line_only("all");
   app.require_subcommand(1);
   exactly::admin::action_fn action;
   exactly::admin::add_server_commands(app, action);
   exactly::admin::add_client_commands(app, action);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;  // --help is 0; any other parse error is bad input
-  }
+  // --help and --print-config exit 0; any parse error is bad input, 2.
+  if (const int status = layers.parse(argc, argv, std::cout, std::cerr); status >= 0)
+    return status;
   try {
     return action ? action() : 2;
   } catch (const exactly::admin::usage_error& e) {

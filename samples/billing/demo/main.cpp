@@ -143,18 +143,21 @@ std::string fresh_key() {
   return key;
 }
 
-// Writes <dir>/payment-keys (mode 600) naming `principal` by `key`, for payment-service's
-// --api-keys-file: the key stays off the payment side's command line.
+// Writes `text` and a newline to `path`, readable by its owner only (mode 600): a secret for a
+// service's key file option, off its command line.
+void write_secret_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+  out << text << '\n';
+  if (!out.flush())
+    throw std::runtime_error("cannot write " + path.string());
+}
+
+// Writes <dir>/payment-keys naming `principal` by `key`, for payment-service's --api-keys-file.
 fs::path write_keys_file(const fs::path& dir, const std::string& principal,
                          const std::string& key) {
   const fs::path path = dir / "payment-keys";
-  {
-    std::ofstream out(path, std::ios::trunc);
-    fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
-    out << principal << ':' << key << '\n';
-    if (!out.flush())
-      throw std::runtime_error("cannot write " + path.string());
-  }
+  write_secret_file(path, principal + ':' + key);
   return path;
 }
 
@@ -176,6 +179,8 @@ bool wait_for_count(const std::string& path, const char* sql, std::int64_t n,
 //     (--max-attempts 1): their bill_customer messages go to the client's error queue.
 //  2. payment-service's ledger is frozen (a trigger refuses inserts) and the service runs with
 //     --outbox-max-attempts 1: the settlements of two more orders become dead letters.
+// payment-service serves its operator page meanwhile: its address is in <dir>/payment-url, its key
+// in <dir>/operator-page-key.
 // Then the services keep running until the reconciliation of every order is clean (the operator
 // unfroze the ledger, replayed the dead letters and requeued the errors) or the drill times out.
 int drill(const options& o, const stores& st, service& payment, std::uint16_t payment_port,
@@ -191,10 +196,18 @@ int drill(const options& o, const stores& st, service& payment, std::uint16_t pa
                                        "--api-keys-file",
                                        (dir / "payment-keys").string(),
                                        "--outbox-max-attempts",
-                                       "1"};
+                                       "1",
+                                       "--operator-page",
+                                       "--operator-page-key-file",
+                                       (dir / "operator-page-key").string()};
+  write_secret_file(dir / "operator-page-key", fresh_key());
+  const std::string payment_url = "http://127.0.0.1:" + std::to_string(payment_port);
+  {
+    std::ofstream url(dir / "payment-url", std::ios::trunc);
+    url << payment_url << '\n';
+  }
   payment.set_argv(pay_argv);
-  billing.set_argv({billing_bin, "--db", st.orders_db, "--payment-url",
-                    "http://127.0.0.1:" + std::to_string(payment_port), "--workers",
+  billing.set_argv({billing_bin, "--db", st.orders_db, "--payment-url", payment_url, "--workers",
                     std::to_string(o.workers), "--max-attempts", "1"});
   exactly::sqlite::connection orders_db(st.orders_db);
   const auto submit = [&](int from, int to) {

@@ -5,6 +5,7 @@
 
 #include <key_options.hpp>
 #include <layered_config.hpp>
+#include <operator_page_flags.hpp>
 #include <server_flags.hpp>
 #include <test_control_flags.hpp>
 
@@ -36,6 +37,8 @@ int main(int argc, char** argv) {
   exactly::samples::keys::add_key_options(app, key_flags);
   exactly::samples::keys::test_control_flags control_flags;
   exactly::samples::keys::add_test_control_options(app, control_flags);
+  exactly::samples::keys::operator_page_flags page_flags;
+  exactly::samples::keys::add_operator_page_options(app, page_flags, so);
   exactly::samples::keys::add_server_options(app, so, co);
   exactly::samples::keys::protect_key_options(app, layers);
   if (const int status = layers.parse(argc, argv, std::cout, std::cerr); status >= 0)
@@ -54,6 +57,8 @@ int main(int argc, char** argv) {
   co.db_path = db;
   if (!exactly::samples::keys::apply_test_control(control_flags, so, co, "payment-service",
                                                   std::cerr))
+    return 2;
+  if (!exactly::samples::keys::apply_operator_page(page_flags, so, "payment-service", std::cerr))
     return 2;
   try {
     if (!postgres.empty())
