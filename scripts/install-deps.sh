@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev    # JSON for payloads, problems and test vectors
   libgtest-dev          # GoogleTest
   libspdlog-dev         # logging
+  prometheus-cpp-dev    # the client runtime's Prometheus metrics: registry, text format, /metrics server
   libcli11-dev          # command lines of the sample programs
   curl                  # the README's walk through the protocol
   spin                  # model checking of the protocol (proto-spec/model)
