@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev    # JSON for payloads, problems and test vectors
   libgtest-dev          # GoogleTest
   libspdlog-dev         # logging
+  prometheus-cpp-dev    # the client runtime's Prometheus metrics: registry, text format, /metrics server
   libcli11-dev          # command lines of the sample programs
   curl                  # the README's walk through the protocol
   sqlite3               # docs/operations.md's walkthrough repairs a table with the SQLite shell

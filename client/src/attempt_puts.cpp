@@ -2,6 +2,7 @@
 #include "attempt_puts.hpp"
 
 #include "attempt_liveness.hpp"
+#include "client_metrics.hpp"
 #include "http_answers.hpp"
 
 #include <exactly/common/backoff.hpp>
@@ -56,7 +57,14 @@ std::optional<std::int64_t> attempt_puts::send(const journal_entry& put,
 attempt_puts::put_result attempt_puts::send_until_answered(const http_call& call,
                                                            std::optional<http_result> first) {
   const auto send = [&] {
-    return core_.opts.transport->send(call.method, call.url, call.content_type, call.body);
+    const auto begun = std::chrono::steady_clock::now();
+    http_result r = core_.opts.transport->send(call.method, call.url, call.content_type, call.body);
+    if (r.elapsed.count() == 0) {  // a transport that does not time its exchanges
+      r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::steady_clock::now() - begun);
+    }
+    note_request(core_.metrics.get(), call.method, r);
+    return r;
   };
   put_result r{first ? std::move(*first) : send(), {}};
   r.step = on_event(invocation_state::put_sent, answer_event(r.answer));
@@ -101,6 +109,7 @@ bool attempt_puts::staged_for_commit(const std::vector<bool>& committed) {
       answer.transport_failed = true;
       answer.error = e.what();
     }
+    note_request(core_.metrics.get(), p.call.method, answer);
     if (!committed[p.handler])
       continue;
     const put_result r = send_until_answered(p.call, std::move(answer));

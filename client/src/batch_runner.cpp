@@ -3,6 +3,7 @@
 #include "batch_runner.hpp"
 
 #include "attempt_puts.hpp"
+#include "client_metrics.hpp"
 #include "handler_scope.hpp"
 #include "http_answers.hpp"
 #include "read_transaction.hpp"
@@ -48,6 +49,7 @@ std::vector<prepared_message> prepare(endpoint_core& core,
     return out;
   std::vector<http_result> answers = core.opts.transport->send_all(calls);
   for (std::size_t k = 0; k < which.size(); ++k) {
+    note_request(core.metrics.get(), "GET", answers[k]);
     prepared_message& p = out[which[k]];
     p.step = on_event(state::awaiting_follow_up, answer_event(answers[k]));
     if (p.step.action == lifecycle_action::run_follow_up)
@@ -103,6 +105,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
   std::optional<database_transaction> group(std::in_place, core.db);
   attempt_puts puts(core, wait, now);
   std::vector<bool> committed(batch.size(), false);
+  std::vector<std::string_view> outcomes(batch.size());  // of handler attempts, for metrics
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const queued_message& q = batch[i];
     const prepared_message& p = prepared[i];
@@ -137,6 +140,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
           core.queues.consume(q.seq);
           tx.commit();
           committed[i] = true;
+          outcomes[i] = "committed";
           ++done;
           continue;
         } catch (const storage_error&) {
@@ -150,6 +154,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
     // Ids PUT by the failed attempt get a durable DELETE, committed with the failure.
     puts.end_failed_attempt(*failure);
     carry_out_failure(core, q, p, *failure, error, now);
+    outcomes[i] = *failure == lifecycle_event::attempts_exhausted ? "error_queued" : "failed";
     if (*failure == lifecycle_event::attempts_exhausted)
       ++done;
   }
@@ -162,6 +167,12 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
     return false;
   }
   group->commit();
+  if (core.metrics) {
+    for (const std::string_view outcome : outcomes) {
+      if (!outcome.empty())
+        core.metrics->handler_attempt(core.name, outcome);
+    }
+  }
   if (std::find(committed.begin(), committed.end(), true) != committed.end())
     crash_point("client.after_commit_before_post_or_delete");
   puts.forget();  // their invocation or cleanup rows own them now

@@ -121,12 +121,16 @@ class beast_transport final : public http_transport {
     auto req = make_request(u, call);
     auto answer = std::make_shared<std::promise<http_result>>();
     std::future<http_result> f = answer->get_future();
+    const auto begun = std::chrono::steady_clock::now();  // waiting for a free slot included
     asio::co_spawn(io_, exchange(std::move(u), std::move(req)),
-                   [answer](std::exception_ptr e, http_result r) {
-                     if (e)
+                   [answer, begun](std::exception_ptr e, http_result r) {
+                     if (e) {
                        answer->set_exception(e);
-                     else
-                       answer->set_value(std::move(r));
+                       return;
+                     }
+                     r.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(
+                         std::chrono::steady_clock::now() - begun);
+                     answer->set_value(std::move(r));
                    });
     return f;
   }

@@ -27,6 +27,10 @@ endpoint::endpoint(std::string name, database db, endpoint_options opts)
     : impl_(std::make_unique<impl>(std::move(name), db, std::move(opts))) {}
 
 endpoint::~endpoint() = default;
+
+endpoint_core& core_of(endpoint& e) {
+  return *e.impl_;
+}
 endpoint::endpoint(endpoint&&) noexcept = default;
 
 void send_in_transaction(database db, std::string_view to, message m) {

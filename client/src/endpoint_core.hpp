@@ -9,10 +9,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 
 namespace exactly::client {
+
+class client_metrics;
 
 struct endpoint_core {
   endpoint_core(std::string name, database db, endpoint_options opts);
@@ -28,6 +31,11 @@ struct endpoint_core {
   attempt_journal journal;
   std::map<std::string, handler, std::less<>> handlers;
   std::mt19937_64 rng{std::random_device{}()};
+  // Where requests and handler attempts are counted; null outside a runtime.
+  std::shared_ptr<client_metrics> metrics{};
 };
+
+// The parts of `e`.
+endpoint_core& core_of(endpoint& e);
 
 }  // namespace exactly::client

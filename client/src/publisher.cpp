@@ -2,6 +2,7 @@
 #include "publisher.hpp"
 
 #include "attempt_liveness.hpp"
+#include "client_metrics.hpp"
 #include "http_answers.hpp"
 #include "read_transaction.hpp"
 
@@ -77,6 +78,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
   const std::vector<http_result> answers = core.opts.transport->send_all(calls);
   std::vector<lifecycle_step> steps;
   for (std::size_t i = 0; i < due.size(); ++i) {
+    note_request(core.metrics.get(), calls[i].method, answers[i]);
     steps.push_back(on_event(due[i].from, answer_event(answers[i])));
     if (steps.back().action == lifecycle_action::queue_follow_up)
       crash_point("client.after_post_before_follow_up");

@@ -1,32 +1,47 @@
 // Worker threads that drive endpoints until stopped.
 #include <exactly/client/runtime.hpp>
 
+#include "client_metrics.hpp"
+#include "endpoint_core.hpp"
+
 #include <spdlog/spdlog.h>
 
 namespace exactly::client {
 
 runtime::runtime(std::string db_path, sqlite::options db_opts, setup_fn setup, runtime_options opts)
-    : setup_([db_path = std::move(db_path), db_opts,
-              setup = std::move(setup)](std::shared_ptr<void>& keep) {
-        auto db = std::make_shared<sqlite::connection>(db_path, db_opts);
-        keep = db;
-        return setup(*db);
-      }),
-      opts_(opts) {}
+    : runtime(
+          [db_path = std::move(db_path), db_opts](std::shared_ptr<void>& keep) {
+            auto db = std::make_shared<sqlite::connection>(db_path, db_opts);
+            keep = db;
+            return database(*db);
+          },
+          [setup = std::move(setup)](database db) { return setup(db.as_sqlite()); },
+          std::move(opts)) {}
 
 runtime::runtime(pg::options db_opts, pg_setup_fn setup, runtime_options opts)
-    : setup_([db_opts = std::move(db_opts), setup = std::move(setup)](std::shared_ptr<void>& keep) {
-        auto db = std::make_shared<pg::connection>(db_opts);
-        keep = db;
-        return setup(*db);
+    : runtime(
+          [db_opts = std::move(db_opts)](std::shared_ptr<void>& keep) {
+            auto db = std::make_shared<pg::connection>(db_opts);
+            keep = db;
+            return database(*db);
+          },
+          [setup = std::move(setup)](database db) { return setup(db.as_postgres()); },
+          std::move(opts)) {}
+
+runtime::runtime(connect_fn connect, any_setup_fn setup, runtime_options opts)
+    : setup_([connect, setup = std::move(setup)](std::shared_ptr<void>& keep) {
+        return setup(connect(keep));
       }),
-      opts_(opts) {}
+      opts_(std::move(opts)),
+      metrics_(std::make_shared<client_metrics>(connect)) {}
 
 runtime::~runtime() {
   stop();
 }
 
 void runtime::start() {
+  if (!opts_.metrics_address.empty() && metrics_port_ == 0)
+    metrics_port_ = metrics_->serve(opts_.metrics_address);
   for (int i = 0; i < opts_.workers; ++i)
     threads_.emplace_back([this] { run_worker(); });
   std::unique_lock lock(mutex_);
@@ -60,11 +75,19 @@ void runtime::notify() {
   wake_.notify_all();
 }
 
+std::string runtime::metrics_text() {
+  return metrics_->text();
+}
+
 void runtime::run_worker() {
   std::shared_ptr<void> db;  // the worker's connection, outliving its endpoints
   std::vector<std::unique_ptr<endpoint>> endpoints;
   try {
     endpoints = setup_(db);
+    for (auto& ep : endpoints) {
+      core_of(*ep).metrics = metrics_;
+      metrics_->add_endpoint(ep->name());
+    }
   } catch (...) {
     std::lock_guard lock(mutex_);
     if (!setup_error_)

@@ -2,6 +2,7 @@
 // thread and the background jobs, and runs their two threads.
 #include <exactly/server/http_server.hpp>
 
+#include "access_log.hpp"
 #include "authenticator.hpp"
 #include "background_jobs.hpp"
 #include "http_session.hpp"
@@ -46,7 +47,8 @@ struct http_server::impl {
         dispatch(c, auth, routes, counters, storage, opts),
         connections(net, opts.shutdown_grace, opts.max_connections,
                     [this] { counters.count_connection_refused(); }),
-        sessions{opts, tls.get(), dispatch, counters, connections} {}
+        log(opts.access_log.enabled ? std::make_unique<access_log>(opts.access_log) : nullptr),
+        sessions{opts, tls.get(), dispatch, counters, connections, auth, log.get()} {}
 
   // Joins both threads once the network thread has ended (after a shutdown), then ends the
   // background jobs and the storage thread. Any thread but the server's two.
@@ -76,7 +78,8 @@ struct http_server::impl {
   background_jobs jobs;  // on the storage thread
   request_dispatch dispatch;
   asio::io_context net{1};
-  listener connections;  // on the network thread
+  listener connections;             // on the network thread
+  std::unique_ptr<access_log> log;  // null: off
   session_context sessions;
   std::thread net_thread;
   std::uint16_t bound_port = 0;

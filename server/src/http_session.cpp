@@ -1,10 +1,14 @@
 // One connection's read / respond / write loop, with its limits and close (http_session.hpp).
 #include "http_session.hpp"
 
+#include "access_log.hpp"
+#include "authenticator.hpp"
 #include "listener.hpp"
 #include "metrics.hpp"
 #include "request_dispatch.hpp"
 #include "tls_context.hpp"
+
+#include <exactly/common/protocol.hpp>
 
 #include <boost/asio/ssl/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -73,6 +77,36 @@ std::optional<interaction_response> malformed_header(const beast_request& header
   return std::nullopt;
 }
 
+// The peer of `s` as "address:port" ("[address]:port" for IPv6), "" when unknown.
+std::string remote_of(tcp::socket& s) {
+  beast::error_code ec;
+  const auto ep = s.remote_endpoint(ec);
+  if (ec)
+    return {};
+  const std::string address = ep.address().to_string();
+  const std::string port = std::to_string(ep.port());
+  return ep.address().is_v6() ? "[" + address + "]:" + port : address + ":" + port;
+}
+
+// Writes the access log line of `req` answered with `res` since `begun`, when there is a log.
+void log_request(session_context& ctx, const std::string& remote,
+                 const std::string& certificate_sha256, const beast_request& req,
+                 const beast_response& res, std::chrono::steady_clock::time_point begun) {
+  if (!ctx.log)
+    return;
+  const auto authorization = to_view(req[http::field::authorization]);
+  const std::string principal =
+      ctx.auth.principal_of(authorization, certificate_sha256).value_or(std::string());
+  ctx.log->write({.remote = remote,
+                  .principal = principal,
+                  .method = to_view(req.method_string()),
+                  .target = to_view(req.target()),
+                  .status = res.result_int(),
+                  .bytes = res.body().size(),
+                  .duration = std::chrono::steady_clock::now() - begun,
+                  .outcome = to_view(res[protocol::outcome_header])});
+}
+
 // Serves requests on `stream` until the peer leaves, a limit is hit or the server stops.
 // `certificate_sha256`: the client certificate of a TLS connection, "" when none.
 // Deadlines: a kept-alive connection may wait idle_timeout for the first byte of its next
@@ -84,6 +118,7 @@ asio::awaitable<void> serve(Stream& stream, open_connection& state, std::string 
   const server_options& opts = ctx.opts;
   beast::tcp_stream& lowest = beast::get_lowest_layer(stream);
   beast::flat_buffer buffer;
+  const std::string remote = ctx.log ? remote_of(lowest.socket()) : std::string();
   bool first = true;
   while (!ctx.connections.stopping()) {
     if (!first && buffer.size() == 0) {
@@ -100,11 +135,14 @@ asio::awaitable<void> serve(Stream& stream, open_connection& state, std::string 
     parser.body_limit(boost::none);  // the Content-Length is judged after authentication
     lowest.expires_at(deadline);
     auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_tuple);
+    const auto begun = std::chrono::steady_clock::now();
     state.busy = true;
     std::optional<beast_response> early;  // an answer known before the body is read
     if (!ec) {
       if (auto bad = malformed_header(parser.get(), parser.chunked())) {
-        co_await reply_and_close(stream, ctx.dispatch.reply(std::move(*bad), 11), opts);
+        auto res = ctx.dispatch.reply(std::move(*bad), 11);
+        log_request(ctx, remote, certificate_sha256, parser.get(), res, begun);
+        co_await reply_and_close(stream, std::move(res), opts);
         break;
       }
       std::optional<std::uint64_t> length;
@@ -113,6 +151,7 @@ asio::awaitable<void> serve(Stream& stream, open_connection& state, std::string 
       early = ctx.dispatch.refuse_before_body(parser.get(), certificate_sha256, length,
                                               opts.max_body_bytes);
       if (early && !parser.is_done()) {  // never read the body of a refused request
+        log_request(ctx, remote, certificate_sha256, parser.get(), *early, begun);
         co_await reply_and_close(stream, std::move(*early), opts);
         break;
       }
@@ -130,8 +169,11 @@ asio::awaitable<void> serve(Stream& stream, open_connection& state, std::string 
     }
     const auto started = std::chrono::steady_clock::now();
     if (ec) {
-      if (auto refusal = read_failure(ec, opts))
-        co_await reply_and_close(stream, ctx.dispatch.reply(std::move(*refusal), 11), opts);
+      if (auto refusal = read_failure(ec, opts)) {
+        auto res = ctx.dispatch.reply(std::move(*refusal), 11);
+        log_request(ctx, remote, certificate_sha256, parser.get(), res, begun);
+        co_await reply_and_close(stream, std::move(res), opts);
+      }
       break;
     }
 
@@ -151,6 +193,7 @@ asio::awaitable<void> serve(Stream& stream, open_connection& state, std::string 
     ctx.counters.observe_request(
         res.result_int(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    log_request(ctx, remote, certificate_sha256, req, res, begun);
     state.busy = false;
     if (wec || !keep)
       break;

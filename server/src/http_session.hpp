@@ -9,6 +9,8 @@
 
 namespace exactly::server {
 
+class access_log;
+class authenticator;
 class listener;
 class metrics;
 class request_dispatch;
@@ -20,6 +22,8 @@ struct session_context {
   request_dispatch& dispatch;
   metrics& counters;
   listener& connections;
+  const authenticator& auth;
+  access_log* log;                 // null: no access log
   std::size_t tls_handshakes = 0;  // in progress now (network thread)
 };
 

@@ -65,8 +65,8 @@ inline std::string engine_name(const ::testing::TestParamInfo<engine_param>& inf
 }  // namespace exactly::test
 
 // Instantiates the client contract `suite` (invocation_store_contract, endpoint_contract,
-// runtime_contract, inspect_contract) on one engine: EXACTLY_CLIENT_CONTRACT(sqlite, endpoint_contract,
-// open_sqlite_db) names its tests sqlite/endpoint_contract.<test>/sqlite.
+// runtime_contract, inspect_contract) on one engine: EXACTLY_CLIENT_CONTRACT(sqlite,
+// endpoint_contract, open_sqlite_db) names its tests sqlite/endpoint_contract.<test>/sqlite.
 #define EXACTLY_CLIENT_CONTRACT(engine, suite, factory)                                      \
   INSTANTIATE_TEST_SUITE_P(engine, suite, ::testing::Values(engine_param{#engine, factory}), \
                            engine_name)

@@ -1,9 +1,11 @@
 // The runtime's worker threads on each engine: idle workers wake on notify() instead of waiting
-// out idle_poll.
+// out idle_poll; its metrics count handler attempts and read the database's gauges.
 #include "client_contracts.hpp"
 
 #include <exactly/client/runtime.hpp>
 
+#include <sstream>
+#include <string>
 #include <thread>
 
 namespace exactly::test {
@@ -43,6 +45,63 @@ TEST_P(runtime_contract, notify_wakes_an_idle_worker_before_its_idle_poll) {
   rt->notify();
   EXPECT_TRUE(handled_within(2, std::chrono::seconds(10)));
   rt->stop();
+}
+
+// The value of the series `series` (name and labels, as printed) in `text`; -1 when absent.
+double series_value(const std::string& text, const std::string& series) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(series + " ", 0) == 0)
+      return std::stod(line.substr(series.size() + 1));
+  }
+  return -1;
+}
+
+TEST_P(runtime_contract, metrics_count_attempts_and_read_the_queues_from_the_database) {
+  exec_sql(db(), "CREATE TABLE pings (n BIGINT)");
+  client::endpoint outside("outside", db(), {});
+  auto rt = tdb().make_runtime(
+      [](database wdb) {
+        endpoints eps;
+        eps.push_back(std::make_unique<client::endpoint>(
+            "pinger", wdb,
+            client::endpoint_options{.max_attempts = 2,
+                                     .retry_base = std::chrono::milliseconds(1),
+                                     .retry_cap = std::chrono::milliseconds(1)}));
+        eps[0]->on("ping", [](client::handler_context& ctx) {
+          run_sql(ctx.database(), "INSERT INTO pings VALUES (1)");
+        });
+        eps[0]->on("broken", [](client::handler_context&) { throw std::runtime_error("no"); });
+        return eps;
+      },
+      {.workers = 1});
+  rt->start();
+  for (int i = 0; i < 3; ++i)
+    outside.send("pinger", {.type = "ping"});
+  outside.send("pinger", {.type = "broken"});
+  rt->notify();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto errors = [&] { return query_int(db(), "SELECT count(*) FROM exactly_error_queue"); };
+  while ((errors() < 1 || query_int(db(), "SELECT count(*) FROM pings") < 3) &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  rt->stop();
+  // Queued after the stop: shown as due, read from the database at the scrape.
+  outside.send("pinger", {.type = "ping"});
+  const std::string text = rt->metrics_text();
+  SCOPED_TRACE(text);
+  const std::string attempts = "exactly_client_handler_attempts_total{endpoint=\"pinger\",";
+  EXPECT_EQ(series_value(text, attempts + "outcome=\"committed\"}"), 3);
+  EXPECT_EQ(series_value(text, attempts + "outcome=\"failed\"}"), 1);
+  EXPECT_EQ(series_value(text, attempts + "outcome=\"error_queued\"}"), 1);
+  EXPECT_EQ(series_value(text, "exactly_client_error_queue_messages{endpoint=\"pinger\"}"),
+            errors());
+  EXPECT_EQ(errors(), 1);
+  EXPECT_EQ(series_value(text, "exactly_client_queue_messages{endpoint=\"pinger\",status=\"due\"}"),
+            1);
+  EXPECT_EQ(series_value(text, "exactly_client_invocations{state=\"post_pending\"}"), 0);
+  EXPECT_EQ(series_value(text, "exactly_client_metrics_database_errors_total"), 0);
 }
 
 }  // namespace

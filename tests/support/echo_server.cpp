@@ -51,6 +51,7 @@ echo_server::echo_server(echo_server_config cfg) {
   so.tls = cfg.tls;
   so.metrics_need_key = cfg.metrics_need_key;
   so.metrics_max_age = cfg.metrics_max_age;
+  so.access_log = cfg.access_log;
   so.max_body_bytes = cfg.max_body_bytes;
   so.read_timeout = cfg.read_timeout;
   so.idle_timeout = cfg.idle_timeout;

@@ -40,6 +40,7 @@ struct echo_server_config {
   server::tls_options tls{};  // https when tls.certificate_chain_file is set
   bool metrics_need_key = false;
   std::chrono::milliseconds metrics_max_age{1000};
+  server::access_log_options access_log{};  // off by default
   // The engine: a PostgreSQL connection string, else SQLite in the test's directory. The default
   // is a fresh schema of the test cluster when EXACTLY_TEST_ENGINE=postgres, so a suite written
   // for the echo server runs on either engine.

@@ -59,6 +59,7 @@ inline constexpr const char* url_header = "exactly-url";
 namespace detail {
 struct handler_scope;  // what the runtime lends a running handler
 }
+struct endpoint_core;  // an endpoint's parts, private to the library
 
 // What a handler sees. Valid only during the handler call.
 class handler_context {
@@ -140,6 +141,7 @@ class endpoint {
   bool requeue_error(std::int64_t seq);
 
  private:
+  friend endpoint_core& core_of(endpoint& e);
   struct impl;
   std::unique_ptr<impl> impl_;
 };

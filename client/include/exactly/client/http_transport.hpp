@@ -19,6 +19,8 @@ struct http_result {
   std::string outcome;  // Exactly-Once-Outcome value, "" when absent
   std::string body;
   std::string retention{};  // Exactly-Once-Retention value (an HTTP-date), "" when absent
+  // How long the exchange took as the transport measured it, for metrics; 0 when it did not.
+  std::chrono::microseconds elapsed{0};
 };
 
 // One request of a send_all() batch.

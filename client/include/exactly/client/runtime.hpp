@@ -25,7 +25,12 @@ struct runtime_options {
   int workers = 1;                          // concurrent handlers
   std::chrono::milliseconds idle_poll{10};  // wait when nothing is due (see runtime::notify)
   int batch = 16;                           // messages/steps a worker takes per turn
+  // Serves metrics_text() at http://<metrics_address>/metrics from start() on (e.g.
+  // "127.0.0.1:9464"; port 0 picks a free one, see metrics_port()); "" serves nothing.
+  std::string metrics_address{};
 };
+
+class client_metrics;
 
 class runtime {
  public:
@@ -50,7 +55,19 @@ class runtime {
   // message from outside the runtime (endpoint::send on another connection). Any thread.
   void notify();
 
+  // The client's metrics in the Prometheus text format (docs/metrics.md): requests and handler
+  // attempts of this runtime so far, queue depths and invocations of its database now (read on a
+  // connection of the metrics' own). Any thread.
+  std::string metrics_text();
+  // The port metrics are served on (runtime_options::metrics_address) once started; 0 if none.
+  int metrics_port() const { return metrics_port_; }
+
  private:
+  // Opens a connection to the runtime's database, kept alive by `keep`.
+  using connect_fn = std::function<database(std::shared_ptr<void>& keep)>;
+  using any_setup_fn = std::function<std::vector<std::unique_ptr<endpoint>>(database)>;
+  runtime(connect_fn connect, any_setup_fn setup, runtime_options opts);
+
   void run_worker();
 
   // Opens a worker's connection, kept alive by `keep`, and builds its endpoints on it.
@@ -59,6 +76,8 @@ class runtime {
 
   worker_setup setup_;
   runtime_options opts_;
+  std::shared_ptr<client_metrics> metrics_;
+  int metrics_port_ = 0;
   std::vector<std::thread> threads_;
   std::mutex mutex_;
   std::condition_variable wake_;

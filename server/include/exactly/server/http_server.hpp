@@ -42,6 +42,15 @@ struct tls_options {
   std::chrono::milliseconds handshake_timeout{10000};
 };
 
+// One line per request answered (docs/metrics.md has the format): time, remote address,
+// principal, method, target, status, body bytes, duration and the protocol outcome.
+struct access_log_options {
+  bool enabled = false;  // off by default
+  // "": each line goes to spdlog's default logger at info level; else it is appended to this
+  // file (created if missing), one line per request, flushed as written.
+  std::string file{};
+};
+
 struct server_options {
   std::string host = "127.0.0.1";
   std::uint16_t port = 0;           // 0 = any free port; see http_server::port()
@@ -72,6 +81,7 @@ struct server_options {
   // once per this age (concurrent scrapes share a reading): a scrape loop cannot take the
   // storage thread from requests. Request counters are always current. 0: every scrape reads.
   std::chrono::milliseconds metrics_max_age{1000};
+  access_log_options access_log{};
   // Off by default. NEVER in production: lets whoever has its key move the server's clock and run
   // its sweeper (proto-spec §12).
   test_control_options test_control{};
