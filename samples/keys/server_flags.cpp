@@ -121,6 +121,14 @@ void add_server_options(CLI::App& app, server::server_options& so, server::conne
                "row gauges a scrape shows are read at most once per this (0: every scrape)",
                zero::allowed)
       ->group(jobs);
+  const std::string logs = "Access log";
+  app.add_flag("--access-log", so.access_log.enabled,
+               "one line per request (time, peer, principal, method, target, status, bytes, "
+               "duration, outcome; docs/metrics.md) to the log, or to --access-log-file")
+      ->group(logs);
+  app.add_option("--access-log-file", so.access_log.file,
+                 "with --access-log: append the lines to this file instead of the log")
+      ->group(logs);
 }
 
 }  // namespace exactly::samples::keys

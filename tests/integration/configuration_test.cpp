@@ -500,5 +500,47 @@ TEST_F(configuration, a_server_started_from_a_config_file_applies_it) {
   EXPECT_EQ(server.terminate(), 0);
 }
 
+TEST_F(configuration, the_operator_page_and_the_access_log_are_sample_flags) {
+  const std::string db = (dir_.path() / "echo.db").string();
+  const std::vector<std::string> base = {"--open", "--listen", "127.0.0.1:0", "--db", db};
+  auto args = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), base.begin(), base.end());
+    return more;
+  };
+  // A page without a key, a key file without the page, a short key: refused before serving.
+  run_result r = run(EXACTLY_ECHO_SERVER, args({"--operator-page"}));
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("--operator-page needs a key"), std::string::npos) << r.out;
+  const std::string key_file = file("page-key", "operator-page-key-0123456789\n");
+  r = run(EXACTLY_ECHO_SERVER, args({"--operator-page-key-file", key_file}));
+  EXPECT_EQ(r.status, 2) << r.out;
+  r = run(EXACTLY_ECHO_SERVER, args({"--operator-page"}), {"EXACTLY_OPERATOR_PAGE_KEY=short"});
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("16"), std::string::npos) << r.out;
+
+  // The page for its key only, and one access log line per request.
+  const std::string log = (dir_.path() / "access.log").string();
+  child_process server({"/usr/bin/env", "-i", EXACTLY_ECHO_SERVER, "--open", "--listen",
+                        "127.0.0.1:0", "--db", db, "--operator-page", "--operator-page-key-file",
+                        key_file, "--access-log", "--access-log-file", log},
+                       "", true);
+  const std::string& line = server.first_line();
+  const auto port = static_cast<std::uint16_t>(std::stoi(line.substr(line.rfind(':') + 1)));
+  http_client c(port);
+  EXPECT_EQ(c.request("GET", "/_exactly/operator", "", {}).status, 401u);
+  const auto page = c.request("GET", "/_exactly/operator", "",
+                              {{"Authorization", "Bearer operator-page-key-0123456789"}});
+  EXPECT_EQ(page.status, 200u);
+  EXPECT_NE(page.body.find("operator page"), std::string::npos);
+  EXPECT_EQ(server.terminate(), 0);
+  std::ifstream in(log);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);)
+    lines.push_back(l);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find(" GET /_exactly/operator 401 "), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find(" GET /_exactly/operator 200 "), std::string::npos) << lines[1];
+}
+
 }  // namespace
 }  // namespace exactly::test
