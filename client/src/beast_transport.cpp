@@ -2,9 +2,9 @@
 #include <exactly/client/http_transport.hpp>
 #include <exactly/common/problem.hpp>
 #include <exactly/common/protocol.hpp>
+#include <exactly/common/url.hpp>
 
 #include "asio_beast.hpp"
-#include "url.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -267,6 +267,10 @@ class beast_transport final : public http_transport {
 
 std::unique_ptr<http_transport> make_beast_transport(beast_transport_options opts) {
   return std::make_unique<beast_transport>(std::move(opts));
+}
+
+std::string url_authority(std::string_view url) {
+  return parse_http_url(url).authority();
 }
 
 }  // namespace exactly::client

@@ -474,5 +474,17 @@ TEST(conformance_tool_usage, help_documents_every_option_and_usage_errors_exit_2
   EXPECT_EQ(run_tool({"--key", "k"}).status, 2);  // no --base-url
 }
 
+TEST(conformance_tool_usage, the_base_url_is_read_by_the_common_url_parser) {
+  const tool_run path = run_tool({"--base-url", "http://127.0.0.1:8080/payment", "--key", "k"});
+  EXPECT_EQ(path.status, 2);
+  EXPECT_NE(path.out.find("has a path or query"), std::string::npos) << path.out;
+  const tool_run user = run_tool({"--base-url", "https://me@example.com", "--key", "k"});
+  EXPECT_EQ(user.status, 2);
+  EXPECT_NE(user.out.find("user information"), std::string::npos) << user.out;
+  const tool_run port = run_tool({"--base-url", "http://[::1]:0", "--key", "k"});
+  EXPECT_EQ(port.status, 2);
+  EXPECT_NE(port.out.find("bad port"), std::string::npos) << port.out;
+}
+
 }  // namespace
 }  // namespace exactly::test

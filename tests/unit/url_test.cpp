@@ -1,7 +1,6 @@
 // The client's URLs through Boost.URL: default ports, IPv6 literals, and what is refused.
-#include "client/src/url.hpp"
-
 #include <exactly/client/http_transport.hpp>
+#include <exactly/common/url.hpp>
 
 #include <gtest/gtest.h>
 

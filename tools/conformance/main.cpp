@@ -7,6 +7,8 @@
 #include "target.hpp"
 #include "vector_runner.hpp"
 
+#include <exactly/common/url.hpp>
+
 #include <CLI/CLI.hpp>
 #include <layered_config.hpp>
 
@@ -30,39 +32,17 @@ std::string first_line(const std::string& path) {
   return line;
 }
 
-// http[s]://HOST[:PORT] into `at`; false when it is not such a URL.
-bool parse_base_url(std::string url, endpoint& at) {
-  if (url.rfind("https://", 0) == 0) {
-    at.tls = true;
-    at.port = 443;
-    url = url.substr(8);
-  } else if (url.rfind("http://", 0) == 0) {
-    at.port = 80;
-    url = url.substr(7);
-  } else {
-    return false;
-  }
-  while (!url.empty() && url.back() == '/')
-    url.pop_back();
-  if (url.find('/') != std::string::npos || url.empty())
-    return false;
-  std::string host = url;
-  const auto colon = url.rfind(':');
-  if (colon != std::string::npos && url.find(']', colon) == std::string::npos) {
-    host = url.substr(0, colon);
-    try {
-      const int port = std::stoi(url.substr(colon + 1));
-      if (port <= 0 || port > 65535)
-        return false;
-      at.port = static_cast<std::uint16_t>(port);
-    } catch (const std::exception&) {
-      return false;
-    }
-  }
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  at.host = host;
-  return !host.empty();
+// The server's base URL, http[s]://HOST[:PORT] (80 or 443 without a port, IPv6 in brackets), into
+// `at`. Throws std::invalid_argument saying what is wrong, a path included: --route names it.
+void apply_base_url(const std::string& url, endpoint& at) {
+  const exactly::http_url u = exactly::parse_http_url(url);
+  if (u.target != "/")
+    throw std::invalid_argument("--base-url '" + url +
+                                "' has a path or query; give only http[s]://HOST[:PORT] (the "
+                                "route is --route)");
+  at.tls = u.https;
+  at.host = u.host;
+  at.port = u.port;
 }
 
 // The installed vectors beside this program (PREFIX/bin -> PREFIX/share/exactly/vectors), else
@@ -106,7 +86,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> only;
   bool list = false, no_vectors = false, no_black_box = false;
   app.add_option("--base-url", base_url,
-                 "the server, http://HOST:PORT or https://HOST:PORT (required but with --list)");
+                 "the server, http[s]://HOST[:PORT] (required but with --list)");
   app.add_option("--route", o.route,
                  "the interaction route with {id} where the request id goes (default: the echo "
                  "route of the spec's vectors)")
@@ -166,8 +146,8 @@ int main(int argc, char** argv) {
     at.timeout = std::chrono::milliseconds(timeout_ms);
     if (base_url.empty() && !list)
       throw std::invalid_argument("--base-url is required");
-    if (!base_url.empty() && !parse_base_url(base_url, at))
-      throw std::invalid_argument("--base-url must be http://HOST:PORT or https://HOST:PORT");
+    if (!base_url.empty())
+      apply_base_url(base_url, at);
     if (!key_file.empty())
       o.key = first_line(key_file);
     if (!second_key_file.empty())

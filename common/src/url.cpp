@@ -1,7 +1,5 @@
-// Splitting the transport's URLs with Boost.URL (url.hpp).
-#include "url.hpp"
-
-#include <exactly/client/http_transport.hpp>
+// Splitting http:// and https:// URLs with Boost.URL (url.hpp).
+#include <exactly/common/url.hpp>
 
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
@@ -9,7 +7,7 @@
 #include <charconv>
 #include <stdexcept>
 
-namespace exactly::client {
+namespace exactly {
 namespace {
 
 [[noreturn]] void refuse(std::string_view url, const std::string& why) {
@@ -75,12 +73,4 @@ http_url parse_http_url(std::string_view url) {
   return out;
 }
 
-}  // namespace exactly::client
-
-namespace exactly::client {
-
-std::string url_authority(std::string_view url) {
-  return parse_http_url(url).authority();
-}
-
-}  // namespace exactly::client
+}  // namespace exactly

@@ -1,11 +1,12 @@
 #pragma once
-// The URLs the Beast transport sends to, split by Boost.URL (kept out of the public headers).
+// http:// and https:// URLs split by Boost.URL (which stays out of this header): the client's
+// transport and the conformance tool read their URLs through it.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace exactly::client {
+namespace exactly {
 
 struct http_url {
   bool https = false;
@@ -25,4 +26,4 @@ struct http_url {
 // 1-65535.
 http_url parse_http_url(std::string_view url);
 
-}  // namespace exactly::client
+}  // namespace exactly
