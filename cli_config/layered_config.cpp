@@ -128,6 +128,8 @@ layered_config::layered_config(CLI::App& app) : app_(app) {
   app_.add_flag("--print-config", print_,
                 "print the effective options as JSON (secrets hidden) and exit");
   command_line_only(app_.get_option("--print-config"));
+  // Every program names its libpq connection string --postgres, and one may hold a password.
+  secret("postgres");
   app_.footer(
       "Every option --NAME is also the key NAME of the --config file and the environment "
       "variable EXACTLY_NAME (upper case, '-' as '_'; a list option's values separated by "

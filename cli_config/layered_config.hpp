@@ -37,7 +37,8 @@ env_lookup process_environment();
 class layered_config {
  public:
   // Adds --config and --print-config to `app` and makes it capture every option's default; make
-  // it before adding the program's options.
+  // it before adding the program's options. Options named "postgres" (a libpq connection
+  // string, which may hold a password) are secret from the start.
   explicit layered_config(CLI::App& app);
 
   // `opt` is read from the command line only, never from a file or the environment (e.g. a flag

@@ -38,8 +38,13 @@ std::optional<std::uint64_t> scaled(std::string_view text, const std::array<unit
   const auto n = leading_number(text, rest);
   if (!n)
     return std::nullopt;
-  if (rest.empty())
-    return bare_allowed || *n == 0 ? n : std::nullopt;
+  if (rest.empty()) {
+    if (!bare_allowed && *n != 0)
+      return std::nullopt;
+    if (*n > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+      throw std::invalid_argument("'" + std::string(text) + "' is too large");
+    return n;
+  }
   for (const unit& u : units) {
     if (rest == u.name) {
       if (*n > std::numeric_limits<std::int64_t>::max() / u.factor)
@@ -79,6 +84,8 @@ std::chrono::milliseconds parse_duration(std::string_view text) {
                                 "': expected a whole number and a unit, ms, s, m, h or d (e.g. "
                                 "500ms, 15s, 24h)");
   }
+  if (*ms > static_cast<std::uint64_t>(max_duration.count()))
+    throw std::invalid_argument("'" + std::string(text) + "' is more than 100 years (36500d)");
   return std::chrono::milliseconds(static_cast<std::int64_t>(*ms));
 }
 

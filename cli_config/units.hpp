@@ -11,14 +11,18 @@
 
 namespace exactly::cli_config {
 
-// A whole number followed by one unit: ms, s, m, h or d ("0" alone is allowed). Throws
-// std::invalid_argument saying the expected form.
+// The longest duration accepted: 100 years (36500d), so that a deadline of now() plus any setting
+// stays far inside the clocks' range.
+inline constexpr std::chrono::milliseconds max_duration{36500LL * 86'400'000};
+
+// A whole number followed by one unit: ms, s, m, h or d ("0" alone is allowed), at most
+// max_duration. Throws std::invalid_argument saying the expected form or the bound.
 std::chrono::milliseconds parse_duration(std::string_view text);
 // The largest unit that divides `d` exactly: 15000ms -> "15s", 0 -> "0".
 std::string format_duration(std::chrono::milliseconds d);
 
-// Bytes: a whole number, optionally followed by B, KiB, MiB or GiB (powers of 1024). Throws
-// std::invalid_argument saying the expected form.
+// Bytes: a whole number, optionally followed by B, KiB, MiB or GiB (powers of 1024), at most
+// INT64_MAX. Throws std::invalid_argument saying the expected form or the bound.
 std::uint64_t parse_size(std::string_view text);
 // The largest unit that divides `bytes` exactly: 1048576 -> "1MiB", 1000 -> "1000".
 std::string format_size(std::uint64_t bytes);

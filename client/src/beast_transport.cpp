@@ -217,8 +217,8 @@ class beast_transport final : public http_transport {
     beast::error_code ignored;
     s.socket().set_option(tcp::no_delay(true), ignored);
     if (c->tls) {
-      // Server names are host names: an IPv6 literal sends none (RFC 6066, section 3).
-      if (!u.ipv6() && !SSL_set_tlsext_host_name(c->tls->native_handle(), u.host.c_str()))
+      // Server names are host names: an address literal sends none (RFC 6066, section 3).
+      if (!u.ip_address && !SSL_set_tlsext_host_name(c->tls->native_handle(), u.host.c_str()))
         co_return "TLS: cannot set the server name";
       if (opts_.verify_peer)
         c->tls->set_verify_callback(ssl::host_name_verification(u.host));

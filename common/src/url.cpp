@@ -4,6 +4,7 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>
 
+#include <cctype>
 #include <charconv>
 #include <stdexcept>
 
@@ -41,12 +42,18 @@ http_url parse_http_url(std::string_view url) {
   switch (u.host_type()) {
     case boost::urls::host_type::ipv6:
       out.host = u.host_ipv6_address().to_string();
+      out.ip_address = true;
       break;
     case boost::urls::host_type::ipv4:
+      out.host = std::string(u.encoded_host());
+      out.ip_address = true;
+      break;
     case boost::urls::host_type::name:
       if (u.encoded_host().find('%') != std::string_view::npos)
         refuse(url, "percent-encoded host names are not supported");
-      out.host = std::string(u.encoded_host());
+      // Host names are case-insensitive: one spelling for keys and connection pools.
+      for (const char c : u.encoded_host())
+        out.host += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       break;
     default:
       refuse(url, "unsupported host (IPvFuture)");

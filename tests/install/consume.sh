@@ -24,4 +24,5 @@ flags=$(PKG_CONFIG_PATH="$pc_dir" pkg-config --cflags --libs exactly)
 
 echo "installed programs"
 "$prefix/bin/fault-proxy" --help | head -n 1
+"$prefix/bin/exactly-admin" --help | head -n 1
 "$prefix/bin/exactly-conformance" --list | grep -c . | sed 's/^/exactly-conformance cases: /'

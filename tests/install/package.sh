@@ -18,8 +18,12 @@ deb=$(find "$work/package" -maxdepth 1 -name 'exactly_*.deb' | head -n 1)
 [ -n "$deb" ] || { echo "cpack made no exactly_*.deb"; exit 1; }
 echo "package: $(basename "$deb")"
 dpkg-deb -f "$deb" Package Version Maintainer Depends
-dpkg-deb -c "$deb" | grep -E 'bin/(fault-proxy|exactly-conformance)$|exactly\.pc$|exactlyConfig\.cmake$' |
-  awk '{print "  contains " $NF}'
+contents=$(dpkg-deb -c "$deb")
+for f in bin/fault-proxy bin/exactly-conformance bin/exactly-admin pkgconfig/exactly.pc \
+  cmake/exactly/exactlyConfig.cmake; do
+  grep -q -- "/$f\$" <<<"$contents" || { echo "the package lacks $f"; exit 1; }
+  echo "  contains $f"
+done
 
 if [ "$(id -u)" -eq 0 ] && [ "${CI:-}" = true ] &&
   ! dpkg-query -W -f='${Status}' exactly 2>/dev/null | grep -q "install ok installed"; then

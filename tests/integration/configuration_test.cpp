@@ -81,8 +81,10 @@ TEST(configuration_units, durations_and_sizes) {
   EXPECT_EQ(cli_config::parse_duration("24h"), 24h);
   EXPECT_EQ(cli_config::parse_duration("7d"), 168h);
   EXPECT_EQ(cli_config::parse_duration("0"), 0ms);
-  for (const char* bad : {"", "15", "s", "-1s", "1.5s", "15 s", "15sec", "1y", "99999999999999d"})
+  for (const char* bad : {"", "15", "s", "-1s", "1.5s", "15 s", "15sec", "1y", "99999999999999d",
+                          "36501d", "3153600000001ms"})
     EXPECT_THROW(cli_config::parse_duration(bad), std::invalid_argument) << bad;
+  EXPECT_EQ(cli_config::parse_duration("36500d"), cli_config::max_duration);  // 100 years
   EXPECT_EQ(cli_config::format_duration(15000ms), "15s");
   EXPECT_EQ(cli_config::format_duration(1500ms), "1500ms");
   EXPECT_EQ(cli_config::format_duration(24h), "1d");
@@ -91,8 +93,10 @@ TEST(configuration_units, durations_and_sizes) {
   EXPECT_EQ(cli_config::parse_size("64KiB"), 65536u);
   EXPECT_EQ(cli_config::parse_size("1MiB"), 1048576u);
   EXPECT_EQ(cli_config::parse_size("2GiB"), 2147483648u);
-  for (const char* bad : {"", "1MB", "1 MiB", "1kib", "-1", "MiB", "1.5MiB"})
+  for (const char* bad : {"", "1MB", "1 MiB", "1kib", "-1", "MiB", "1.5MiB", "9223372036854775808",
+                          "18446744073709551615"})
     EXPECT_THROW(cli_config::parse_size(bad), std::invalid_argument) << bad;
+  EXPECT_EQ(cli_config::parse_size("9223372036854775807"), 9223372036854775807u);
   EXPECT_EQ(cli_config::format_size(1 << 20), "1MiB");
   EXPECT_EQ(cli_config::format_size(1000), "1000");
 }
@@ -448,6 +452,13 @@ TEST_F(configuration, keys_come_from_a_file_or_the_environment_and_are_never_pri
   EXPECT_EQ(oo["payment-api-key"]["value"], "(secret)");
   EXPECT_EQ(oo["payment-api-key"]["source"], "environment");
   EXPECT_EQ(oo["workers"]["value"], "3");
+  // A connection string may hold a password: --postgres is secret in every program.
+  for (const char* program :
+       {EXACTLY_ECHO_SERVER, EXACTLY_PAYMENT_SERVICE, EXACTLY_ORDERS_BILLING}) {
+    const auto pg = run(program, {"--print-config"}, {"EXACTLY_POSTGRES=host=db password=hunter2"});
+    EXPECT_EQ(pg.out.find("hunter2"), std::string::npos) << program << ": " << pg.out;
+    EXPECT_EQ(printed(pg)["postgres"]["value"], "(secret)") << program;
+  }
   // A key in a config file is refused where it must be typed: the test-control switch.
   const std::string tc = file("tc.toml", "test-control = true\n");
   const auto refused = run(EXACTLY_ECHO_SERVER, {"--config", tc, "--print-config"});

@@ -42,6 +42,19 @@ TEST(url, default_ports_by_scheme) {
   EXPECT_EQ(parse_http_url("HTTPS://example.com/x").port, 443);  // schemes are case-insensitive
   EXPECT_EQ(parse_http_url("http://example.com").target, "/");
   EXPECT_EQ(parse_http_url("http://example.com?q").target, "/?q");
+  EXPECT_FALSE(p.ip_address);
+}
+
+TEST(url, host_names_in_lower_case_and_address_literals_marked) {
+  // One spelling per host: the API key of example.com:80 and one pool of connections.
+  EXPECT_EQ(parse_http_url("HTTP://Payments.Example.COM/X").host, "payments.example.com");
+  EXPECT_EQ(parse_http_url("HTTP://Payments.Example.COM/X").target,
+            "/X");  // the path keeps its case
+  EXPECT_EQ(url_authority("http://Example.com/"), url_authority("http://example.COM:80/"));
+  // Addresses are no server names (no SNI for them, RFC 6066).
+  EXPECT_TRUE(parse_http_url("https://127.0.0.1:8443/").ip_address);
+  EXPECT_TRUE(parse_http_url("https://[::1]/").ip_address);
+  EXPECT_FALSE(parse_http_url("https://localhost/").ip_address);
 }
 
 TEST(url, ipv6_literals) {

@@ -10,9 +10,10 @@ namespace exactly {
 
 struct http_url {
   bool https = false;
-  std::string host;    // a name, an IPv4 address, or an IPv6 address without brackets
-  std::uint16_t port;  // the URL's, else 80 for http and 443 for https
-  std::string target;  // path (at least "/") and query, as sent in the request line
+  std::string host;  // a name in lower case, an IPv4 address, or an IPv6 address without brackets
+  bool ip_address = false;  // the host is an IPv4 or IPv6 address, not a name
+  std::uint16_t port;       // the URL's, else 80 for http and 443 for https
+  std::string target;       // path (at least "/") and query, as sent in the request line
 
   bool ipv6() const { return host.find(':') != std::string::npos; }
   // "host:port", an IPv6 host in brackets: the Host header and what API keys are matched with.
