@@ -24,17 +24,7 @@ const std::string alice_key = "alice-conformance-0123456789";
 const std::string bob_key = "bob-conformance-0123456789ab";
 const std::string control_key = "test-control-0123456789abcdef";
 
-// The arguments quoted for /bin/sh.
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (const char c : s)
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-struct tool_run {
-  int status = -1;  // exit status
-  std::string out;  // stdout and stderr
+struct tool_run : captured_run {
   // The table row of `name` ("name | result | detail"), or "".
   std::string row(const std::string& name) const {
     for (std::size_t at = 0; (at = out.find(name + " ", at)) != std::string::npos; ++at) {
@@ -51,18 +41,11 @@ tool_run run_program(const std::string& program, const std::vector<std::string>&
                      const std::vector<std::string>& env = {}) {
   std::string line = "env -u EXACTLY_API_KEYS -u EXACTLY_TEST_CONTROL_KEY";
   for (const std::string& e : env)
-    line += " " + quoted(e);
-  line += " " + quoted(program);
+    line += " " + shell_quoted(e);
+  line += " " + shell_quoted(program);
   for (const std::string& a : args)
-    line += " " + quoted(a);
-  tool_run r;
-  FILE* p = popen((line + " 2>&1").c_str(), "r");
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p))
-    r.out.append(buf, n);
-  const int status = pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+    line += " " + shell_quoted(a);
+  return {run_captured(line)};
 }
 
 tool_run run_tool(const std::vector<std::string>& args) {
@@ -83,10 +66,10 @@ class conformance_tool : public ::testing::Test {
   std::string start(const std::vector<std::string>& argv, const std::string& env = "") {
     std::string line = "exec env -u EXACTLY_API_KEYS -u EXACTLY_TEST_CONTROL_KEY";
     if (!env.empty())
-      line += " " + quoted(env);
+      line += " " + shell_quoted(env);
     for (const std::string& a : argv)
-      line += " " + quoted(a);
-    line += " 2>" + quoted((dir_.path() / "stderr").string());
+      line += " " + shell_quoted(a);
+    line += " 2>" + shell_quoted((dir_.path() / "stderr").string());
     server_ =
         std::make_unique<child_process>(std::vector<std::string>{"/bin/sh", "-c", line}, "", true);
     const std::string& first = server_->first_line();

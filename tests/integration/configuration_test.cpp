@@ -334,35 +334,18 @@ TEST_F(configuration, bad_values_name_the_option_and_where_the_value_came_from) 
 
 // --- The binaries -------------------------------------------------------------------------
 
-struct run_result {
-  int status = -1;
-  std::string out;
-};
-
-std::string quoted(const std::string& s) {
-  std::string out = "'";
-  for (const char c : s)
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
+using run_result = captured_run;
 
 // Runs `program` with only `env` in its environment (stdout captured, stderr appended).
 run_result run(const std::string& program, const std::vector<std::string>& args,
                const std::vector<std::string>& env = {}) {
   std::string line = "env -i";
   for (const std::string& e : env)
-    line += " " + quoted(e);
-  line += " " + quoted(program);
+    line += " " + shell_quoted(e);
+  line += " " + shell_quoted(program);
   for (const std::string& a : args)
-    line += " " + quoted(a);
-  run_result r;
-  FILE* p = popen((line + " 2>&1").c_str(), "r");
-  char buf[4096];
-  while (std::size_t n = std::fread(buf, 1, sizeof buf, p))
-    r.out.append(buf, n);
-  const int status = pclose(p);
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+    line += " " + shell_quoted(a);
+  return run_captured(line);
 }
 
 nlohmann::json printed(const run_result& r) {

@@ -9,6 +9,26 @@
 
 namespace exactly::test {
 
+std::string shell_quoted(const std::string& s) {
+  std::string out = "'";
+  for (const char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+captured_run run_captured(const std::string& command) {
+  captured_run r;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr)
+    throw std::runtime_error("popen: " + command);
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p))
+    r.out.append(buf, n);
+  const int status = pclose(p);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
 child_process::child_process(const std::vector<std::string>& argv, const std::string& crash_at,
                              bool wait_for_line) {
   int out[2];
@@ -37,6 +57,8 @@ child_process::child_process(const std::vector<std::string>& argv, const std::st
       throw std::runtime_error(argv[0] + " printed nothing");
     }
     first_line_ = line;
+    while (!first_line_.empty() && (first_line_.back() == '\n' || first_line_.back() == '\r'))
+      first_line_.pop_back();
   }
   fclose(f);  // later output goes nowhere; children print only their first line on stdout
 }

@@ -9,10 +9,23 @@
 
 namespace exactly::test {
 
+// `s` quoted for /bin/sh.
+std::string shell_quoted(const std::string& s);
+
+// How a command ended and what it printed, stdout and stderr together.
+struct captured_run {
+  int status = -1;  // the exit status; -1 when a signal ended it
+  std::string out;
+};
+
+// Runs `command` with /bin/sh and waits for it.
+captured_run run_captured(const std::string& command);
+
 class child_process {
  public:
   // Starts argv[0] with the arguments; with `wait_for_line`, returns once the child printed its
-  // first line on stdout (see first_line()). Throws std::runtime_error if it cannot start.
+  // first line on stdout (see first_line(), without its line end). Throws std::runtime_error if it
+  // cannot start.
   child_process(const std::vector<std::string>& argv, const std::string& crash_at = "",
                 bool wait_for_line = false);
   ~child_process();  // SIGKILLs a child still running
