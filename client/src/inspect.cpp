@@ -1,5 +1,6 @@
 // The operator's view of a client database: counts and lists read with SQL both engines accept,
-// and the error queue's repairs through queue_store, each in one transaction.
+// and the error queue's repairs, each in one transaction, on the schema version this build knows
+// (never migrated).
 #include <exactly/client/inspect.hpp>
 
 #include "invocation_store.hpp"
@@ -8,6 +9,7 @@
 
 #include <array>
 #include <stdexcept>
+#include <string>
 
 namespace exactly::client::inspect {
 namespace {
@@ -31,6 +33,43 @@ constexpr std::string_view error_columns =
 error_summary read_error_summary(const sql_row& r) {
   return {r.int64(0), r.text(1), r.text(2), r.text(3), static_cast<int>(r.int64(4)),
           r.text(5),  r.int64(6)};
+}
+
+// Refuses (std::runtime_error) a database whose queue tables are not at the schema version this
+// build knows: the repairs below are written for that version, and never migrate the database
+// under running services.
+void require_known_queue_schema(const database& db) {
+  const bool has_versions =
+      db.kind() == engine::sqlite
+          ? db.query_int64(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND"
+                " name = 'exactly_schema_version'") == 1
+          : db.query_int64(
+                "SELECT count(*) FROM (VALUES ('exactly_schema_version')) AS t(name)"
+                " WHERE to_regclass(name) IS NOT NULL") == 1;
+  const std::int64_t version = has_versions ? db.query_int64(
+                                                    "SELECT version FROM exactly_schema_version"
+                                                    " WHERE component = 'exactly.client'")
+                                                  .value_or(0)
+                                            : 0;
+  if (version != queue_schema_version) {
+    throw std::runtime_error(
+        "the client queue schema here is version " + std::to_string(version) +
+        (version == 0 ? " (no client tables)" : "") + ", this build knows version " +
+        std::to_string(queue_schema_version) +
+        ": nothing changed (use the exactly-admin of the release the services run)");
+  }
+}
+
+// Moves error-queue entry `seq` back into its endpoint's queue, due at now_ms, attempts reset
+// (a message id queued already stays queued once); whether the entry was there.
+bool requeue_one(const database& db, std::int64_t seq, std::int64_t now_ms) {
+  db.execute(
+      "INSERT INTO exactly_queue(endpoint, message_id, type, headers, body, due_ms)"
+      " SELECT endpoint, message_id, type, headers, body, CAST(? AS BIGINT) FROM"
+      " exactly_error_queue WHERE seq = ? ON CONFLICT(endpoint, message_id) DO NOTHING",
+      now_ms, seq);
+  return db.execute("DELETE FROM exactly_error_queue WHERE seq = ?", seq) == 1;
 }
 
 std::optional<error_summary> find_error(const database& db, std::int64_t seq) {
@@ -93,7 +132,7 @@ std::vector<invocation_summary> invocations(const database& db, const invocation
       db,
       "SELECT request_id, endpoint, url, state, attempts, last_error, created_ms, due_ms"
       " FROM exactly_invocations WHERE (? = 0 OR state = ?) AND (? = '' OR endpoint = ?)"
-      " AND substr(url, 1, ?) = ? AND created_ms <= ?"
+      " AND substr(url, 1, length(CAST(? AS TEXT))) = CAST(? AS TEXT) AND created_ms <= ?"
       " ORDER BY created_ms, request_id LIMIT ?",
       [&](const sql_row& r) {
         invocation_summary s;
@@ -109,8 +148,8 @@ std::vector<invocation_summary> invocations(const database& db, const invocation
         s.age_ms = now_ms - s.created_ms;
         out.push_back(std::move(s));
       },
-      state, state, f.endpoint, f.endpoint, static_cast<std::int64_t>(f.url_prefix.size()),
-      f.url_prefix, now_ms - f.min_age_ms, f.limit);
+      state, state, f.endpoint, f.endpoint, f.url_prefix, f.url_prefix, now_ms - f.min_age_ms,
+      f.limit);
   return out;
 }
 
@@ -146,12 +185,12 @@ std::optional<error_entry> error(const database& db, std::int64_t seq) {
 
 std::vector<error_summary> requeue_errors(const database& db, std::span<const std::int64_t> seqs,
                                           std::int64_t now_ms) {
-  queue_store queues(db);  // migrated before the transaction opens
+  require_known_queue_schema(db);
   std::vector<error_summary> out;
   database_transaction tx(db);
   for (const std::int64_t seq : seqs) {
     auto entry = find_error(db, seq);
-    if (entry && queues.requeue_error(seq, now_ms))
+    if (entry && requeue_one(db, seq, now_ms))
       out.push_back(std::move(*entry));
   }
   tx.commit();
@@ -160,7 +199,7 @@ std::vector<error_summary> requeue_errors(const database& db, std::span<const st
 
 std::vector<error_summary> requeue_all_errors(const database& db, std::string_view endpoint,
                                               std::int64_t now_ms) {
-  queue_store queues(db);
+  require_known_queue_schema(db);
   std::vector<error_summary> out;
   database_transaction tx(db);
   std::vector<error_summary> entries;
@@ -168,7 +207,7 @@ std::vector<error_summary> requeue_all_errors(const database& db, std::string_vi
       db, std::string(error_columns) + " WHERE endpoint = ? ORDER BY seq",
       [&](const sql_row& r) { entries.push_back(read_error_summary(r)); }, endpoint);
   for (error_summary& e : entries) {
-    if (queues.requeue_error(e.seq, now_ms))
+    if (requeue_one(db, e.seq, now_ms))
       out.push_back(std::move(e));
   }
   tx.commit();
@@ -176,7 +215,7 @@ std::vector<error_summary> requeue_all_errors(const database& db, std::string_vi
 }
 
 std::vector<error_summary> drop_errors(const database& db, std::span<const std::int64_t> seqs) {
-  queue_store queues(db);  // the tables exist even on a database no endpoint opened yet
+  require_known_queue_schema(db);
   std::vector<error_summary> out;
   database_transaction tx(db);
   for (const std::int64_t seq : seqs) {

@@ -2,7 +2,9 @@
 #include "queue_store.hpp"
 
 #include <exactly/common/migrations.hpp>
+
 #include <exactly/common/postgres.hpp>
+#include <iterator>
 
 namespace exactly::client {
 namespace {
@@ -23,6 +25,8 @@ constexpr migration schema[] = {
         " error TEXT NOT NULL,"
         " failed_ms BIGINT NOT NULL);"},
 };
+static_assert(std::size(schema) == queue_schema_version &&
+              schema[std::size(schema) - 1].version == queue_schema_version);
 
 message read_message(const pg::result& r, int row, int first) {
   message m;

@@ -45,6 +45,10 @@ class queue_engine {
   virtual std::int64_t queued(std::string_view endpoint) = 0;
 };
 
+// The version of the queue tables' schema (component "exactly.client" in exactly_schema_version)
+// this build's migrations end at, on both engines.
+inline constexpr int queue_schema_version = 1;
+
 // The SQLite queue tables in `db`, migrated. Throws sqlite::error.
 std::unique_ptr<queue_engine> make_sqlite_queue_engine(sqlite::connection& db);
 // The PostgreSQL queue tables in `db`, migrated. Throws pg::error.

@@ -2,7 +2,9 @@
 #include "queue_store.hpp"
 
 #include <exactly/common/migrations.hpp>
+
 #include <exactly/common/sqlite.hpp>
+#include <iterator>
 
 namespace exactly::client {
 namespace {
@@ -23,6 +25,8 @@ constexpr sqlite::migration schema[] = {
      " error TEXT NOT NULL,"
      " failed_ms INTEGER NOT NULL);"},
 };
+static_assert(std::size(schema) == queue_schema_version &&
+              schema[std::size(schema) - 1].version == queue_schema_version);
 
 message read_message(sqlite::statement& q, int first) {
   message m;

@@ -283,20 +283,25 @@ std::optional<dead_letter_detail> show_dead_letter(const database& db, std::int6
   return d;
 }
 
-bool replay_dead_letter(const database& db, std::int64_t seq) {
+replay_result replay_dead_letter(const database& db, std::int64_t seq) {
   // Two operators replaying one dead letter at once: the second finds it gone (SQLite: after the
-  // first's write lock; PostgreSQL: its insert waits for the first's commit, then does nothing).
+  // first's write lock; PostgreSQL: its insert waits for the first's commit, then does nothing),
+  // and the outbox holding it: already_in_outbox.
   database_transaction tx(db);
   const std::int64_t moved = db.execute(
       "INSERT INTO exactly_server_outbox(seq, type, body, source, created_ms, attempts,"
       " next_attempt_ms, last_error) SELECT seq, type, body, source, created_ms, 0, 0, error"
       " FROM exactly_server_dead_letters WHERE seq = ? ON CONFLICT (seq) DO NOTHING",
       seq);
-  if (moved == 0)
-    return false;
+  if (moved == 0) {
+    const bool in_outbox =
+        db.query_int64("SELECT count(*) FROM exactly_server_outbox WHERE seq = ?", seq)
+            .value_or(0) > 0;
+    return in_outbox ? replay_result::already_in_outbox : replay_result::not_found;
+  }
   db.execute("DELETE FROM exactly_server_dead_letters WHERE seq = ?", seq);
   tx.commit();
-  return true;
+  return replay_result::replayed;
 }
 
 bool drop_dead_letter(const database& db, std::int64_t seq) {

@@ -195,5 +195,56 @@ TEST_P(inspect_contract, a_requeue_of_a_message_still_queued_queues_it_once) {
   EXPECT_TRUE(inspect::errors(db()).empty());
 }
 
+TEST_P(inspect_contract, a_url_prefix_counts_characters_as_both_engines_do) {
+  client::queue_store q(db());
+  client::invocation_store s(db());
+  s.add({"r1", "billing", "http://pay:1/zahlungen/\xc3\xa4rger/r1", msg("f1"), 0}, 1000);
+  s.add({"r2", "billing", "http://pay:1/zahlungen/other/r2", msg("f2"), 0}, 1000);
+  s.add({"r3", "billing", "http://pay:1/\xe2\x82\xac/r3", msg("f3"), 0}, 1000);
+  auto ids = [&](std::string prefix) {
+    std::vector<std::string> out;
+    for (const auto& i : inspect::invocations(db(), {.url_prefix = std::move(prefix)}, 5000))
+      out.push_back(i.request_id);
+    return out;
+  };
+  using v = std::vector<std::string>;
+  EXPECT_EQ(ids("http://pay:1/zahlungen/\xc3\xa4"), (v{"r1"}));
+  EXPECT_EQ(ids("http://pay:1/zahlungen/\xc3\xa4rger/r1"), (v{"r1"}));
+  EXPECT_EQ(ids("http://pay:1/\xe2\x82\xac/"), (v{"r3"}));
+  EXPECT_EQ(ids("http://pay:1/zahlungen/"), (v{"r1", "r2"}));
+  EXPECT_EQ(ids(""), (v{"r1", "r2", "r3"}));
+  EXPECT_TRUE(ids("http://pay:1/zahlungen/\xc3\xa4rger/r1/more").empty());
+}
+
+TEST_P(inspect_contract, repairs_refuse_a_database_without_the_client_tables_and_create_none) {
+  const std::vector<std::int64_t> one{1};
+  EXPECT_THROW(inspect::requeue_errors(db(), one, 100), std::runtime_error);
+  EXPECT_THROW(inspect::requeue_all_errors(db(), "a", 100), std::runtime_error);
+  EXPECT_THROW(inspect::drop_errors(db(), one), std::runtime_error);
+  EXPECT_FALSE(inspect::is_client_database(db()));  // nothing created, nothing migrated
+}
+
+TEST_P(inspect_contract, repairs_refuse_a_schema_newer_than_this_build_and_change_nothing) {
+  {
+    client::queue_store q(db());
+    q.add_error("a", msg("e1"), 5, "threw", 100);
+  }
+  const std::int64_t seq = inspect::errors(db()).at(0).seq;
+  db().execute(
+      "UPDATE exactly_schema_version SET version = version + 1"
+      " WHERE component = 'exactly.client'");
+  const std::vector<std::int64_t> one{seq};
+  try {
+    inspect::requeue_errors(db(), one, 100);
+    ADD_FAILURE() << "a newer schema was changed";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("this build knows version"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(inspect::drop_errors(db(), one), std::runtime_error);
+  EXPECT_EQ(inspect::errors(db()).size(), 1u);
+  EXPECT_EQ(db().query_int64("SELECT count(*) FROM exactly_queue"), 0);
+}
+
 }  // namespace
 }  // namespace exactly::test

@@ -87,7 +87,7 @@ TEST_P(server_inspect_contract, an_empty_server_database_has_the_schema_and_noth
   EXPECT_TRUE(inspect::list_dead_letters(db()).empty());
   EXPECT_FALSE(inspect::show_interaction(db(), "/r/{id}", "a", t0));
   EXPECT_FALSE(inspect::show_dead_letter(db(), 1));
-  EXPECT_FALSE(inspect::replay_dead_letter(db(), 1));
+  EXPECT_EQ(inspect::replay_dead_letter(db(), 1), inspect::replay_result::not_found);
   EXPECT_FALSE(inspect::drop_dead_letter(db(), 1));
 }
 
@@ -229,8 +229,10 @@ TEST_P(server_inspect_contract, a_replayed_dead_letter_is_due_again_and_a_droppe
   });
   ASSERT_EQ(inspect::list_dead_letters(db()).size(), 2u);
 
-  EXPECT_TRUE(inspect::replay_dead_letter(db(), due[0].seq));
-  EXPECT_FALSE(inspect::replay_dead_letter(db(), due[0].seq));  // already moved
+  EXPECT_EQ(inspect::replay_dead_letter(db(), due[0].seq), inspect::replay_result::replayed);
+  // Replayed again (a second operator): the outbox holds it, said so, nothing changed.
+  EXPECT_EQ(inspect::replay_dead_letter(db(), due[0].seq),
+            inspect::replay_result::already_in_outbox);
   const auto outbox = inspect::list_outbox(db());
   ASSERT_EQ(outbox.size(), 1u);
   EXPECT_EQ(outbox[0].seq, due[0].seq);
@@ -274,9 +276,13 @@ TEST_P(server_inspect_contract, a_dead_letter_whose_seq_is_in_the_outbox_again_i
       "INSERT INTO exactly_server_outbox(seq, type, body, source, created_ms) VALUES (?, 'refund',"
       " '{}', 'src', 0)",
       seq);
-  EXPECT_FALSE(inspect::replay_dead_letter(db(), seq));
+  EXPECT_EQ(inspect::replay_dead_letter(db(), seq), inspect::replay_result::already_in_outbox);
   EXPECT_EQ(inspect::list_dead_letters(db()).size(), 1u);  // kept, nothing changed
   EXPECT_EQ(inspect::list_outbox(db()).size(), 1u);
+  // Once delivered (gone from the outbox) and dropped, a replay finds nothing.
+  db().execute("DELETE FROM exactly_server_outbox WHERE seq = ?", seq);
+  ASSERT_TRUE(inspect::drop_dead_letter(db(), seq));
+  EXPECT_EQ(inspect::replay_dead_letter(db(), seq), inspect::replay_result::not_found);
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 #include "pg_cluster.hpp"
 #include "server/src/pg_store.hpp"
 #include "server/src/sqlite_store.hpp"
+#include "tools/admin/admin_db.hpp"
 
 #include <exactly/common/digest.hpp>
 #include <exactly/common/request_id.hpp>
+#include <exactly/common/storage_error.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -187,15 +189,109 @@ TEST_F(admin_cli_sqlite, replays_a_dead_letter_into_the_outbox_and_logs_it) {
   EXPECT_EQ(count("SELECT count(*) FROM exactly_server_dead_letters WHERE seq = 3"), 0);
   EXPECT_EQ(count("SELECT attempts FROM exactly_server_outbox WHERE seq = 3"), 0);
   EXPECT_EQ(count("SELECT next_attempt_ms FROM exactly_server_outbox WHERE seq = 3"), 0);
-  // Again: nothing to replay, said so, status 1, nothing changed.
-  r = server({"dead-letter", "replay", "3"});
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.err.find("no dead letter 3"), std::string::npos);
+  // Again (a second operator): already back in the outbox, said so, done (status 0), nothing
+  // changed or logged.
+  r = server({"--audit-log", audit, "dead-letter", "replay", "3"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("dead letter 3 is already back in the outbox"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("no dead letter"), std::string::npos) << r.err;
   EXPECT_EQ(count("SELECT count(*) FROM exactly_server_outbox"), 3);
+  // A sequence number that is nowhere: not found, status 1.
+  r = server({"dead-letter", "replay", "99"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("no dead letter 99"), std::string::npos) << r.err;
   // --all takes the rest.
   ASSERT_EQ(server({"dead-letter", "replay", "--all"}).status, 0);
   EXPECT_EQ(count("SELECT count(*) FROM exactly_server_dead_letters"), 0);
   EXPECT_EQ(count("SELECT count(*) FROM exactly_server_outbox"), 4);
+}
+
+TEST_F(admin_cli_sqlite, the_audit_log_is_created_private_and_opened_before_any_change) {
+  const std::string audit = (dir_ / "audit.log").string();
+  ASSERT_EQ(server({"--audit-log", audit, "dead-letter", "replay", "3"}).status, 0);
+  EXPECT_EQ(fs::status(audit).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_NE(slurp(audit).find("replayed dead letter 3"), std::string::npos);
+
+  // An audit log that cannot be opened: refused before anything changes.
+  const std::string unwritable = (dir_ / "no-such-dir" / "audit.log").string();
+  auto r = server({"--audit-log", unwritable, "dead-letter", "replay", "4"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("cannot open the audit log " + unwritable), std::string::npos) << r.err;
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_server_dead_letters WHERE seq = 4"), 1);
+  r = server({"--audit-log", unwritable, "dead-letter", "drop", "--all", "--yes"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_server_dead_letters WHERE seq = 4"), 1);
+  EXPECT_FALSE(fs::exists(unwritable));
+}
+
+TEST_F(admin_cli_sqlite, remote_texts_cannot_drive_the_terminal) {
+  {
+    sqlite_store s(db_, sqlite::options{});
+    auto tx = s.begin(true);
+    const std::int64_t t = now();
+    s.outbox_add("settle\x1b[31m", "{\"n\":\"\x1b[2J\r\"}\n{\"line\":2}", "src\r", t);
+    s.outbox_dead_letter(5, "frozen\x1b[2J\rover\x7f", t);
+    tx->commit();
+  }
+  const auto clean = [](const run_result& r) {
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find('\r'), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find('\x7f'), std::string::npos) << r.out;
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  };
+  auto r = server({"dead-letters"});
+  clean(r);
+  EXPECT_NE(r.out.find(R"(frozen\x1b[2J\rover\x7f)"), std::string::npos) << r.out;
+  r = server({"dead-letter", "show", "5"});
+  clean(r);
+  EXPECT_NE(r.out.find(R"(settle\x1b[31m)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n{\"line\":2}"), std::string::npos) << r.out;  // a body keeps its lines
+  // --json is JSON's business: the texts round-trip.
+  r = server({"dead-letter", "show", "5", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["error"], "frozen\x1b[2J\rover\x7f");
+  // The change log on stderr too.
+  clean(server({"dead-letter", "drop", "5", "--yes"}));
+
+  const std::string cdb = (dir_ / "client.db").string();
+  {
+    sqlite::connection c(cdb);
+    client::queue_store q(c);
+    client::invocation_store inv(c);
+    q.add_error("billing\x1b]0;x\x07", {"e1", "bill\x1b[31m", {}, {{"note", "\x1b[2J\r\x7f"}}}, 1,
+                "boom\x1b[2J\r\nsecond line", now());
+  }
+  r = admin({"client", "--sqlite", cdb, "errors"});
+  clean(r);
+  EXPECT_NE(r.out.find(R"(boom\x1b[2J\r\nsecond line)"), std::string::npos) << r.out;
+  r = admin({"client", "--sqlite", cdb, "error", "show", "1"});
+  clean(r);
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
+  r = admin({"client", "--sqlite", cdb, "queues"});
+  clean(r);
+}
+
+TEST_F(admin_cli_sqlite, print_config_hides_the_postgres_password) {
+  const std::vector<std::pair<std::string, std::string>> commands{{"server", "outbox"},
+                                                                  {"client", "queues"}};
+  for (const auto& [which, listing] : commands) {
+    const auto r =
+        admin({"--print-config", which, "--postgres", "host=x password=hunter2", listing});
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out.find("hunter2"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(secret)"), std::string::npos) << r.out;
+  }
+}
+
+TEST_F(admin_cli_sqlite, a_write_through_the_read_only_access_fails) {
+  admin::admin_db ro(admin::target{db_, ""}, admin::access::read_only);
+  EXPECT_THROW(ro.db().execute("DELETE FROM exactly_server_dead_letters"), storage_error);
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_server_dead_letters"), 2);
+  admin::admin_db rw(admin::target{db_, ""}, admin::access::read_write);
+  EXPECT_EQ(rw.db().execute("DELETE FROM exactly_server_dead_letters WHERE seq = 4"), 1);
 }
 
 TEST_F(admin_cli_sqlite, drops_only_with_yes) {
@@ -275,6 +371,11 @@ TEST(admin_cli_postgres, lists_and_replays_on_postgres) {
   ASSERT_EQ(r.status, 0) << r.err;
   pg::connection c(pg::options{conninfo});
   EXPECT_EQ(c.query_int64("SELECT count(*) FROM exactly_server_dead_letters"), 0);
+  // The read-only access a listing uses refuses writes.
+  {
+    admin::admin_db ro(admin::target{"", conninfo}, admin::access::read_only);
+    EXPECT_THROW(ro.db().execute("DELETE FROM exactly_server_outbox"), storage_error);
+  }
   EXPECT_EQ(c.query_int64("SELECT attempts FROM exactly_server_outbox WHERE seq = 3"), 0);
   EXPECT_EQ(c.query_int64("SELECT count(*) FROM exactly_server_outbox"), 3);
 }
@@ -370,6 +471,32 @@ TEST_F(admin_cli_sqlite, client_requeues_and_drops_error_queue_entries) {
   EXPECT_NE(r.err.find(R"(body {"order_id":"o-3"})"), std::string::npos) << r.err;
   EXPECT_EQ(count_on(c, "SELECT count(*) FROM exactly_error_queue"), 0);
   EXPECT_EQ(count_on(c, "SELECT count(*) FROM exactly_queue"), 2);
+}
+
+TEST_F(admin_cli_sqlite, client_repairs_refuse_a_database_they_do_not_know) {
+  // No client tables: refused, nothing created.
+  const std::string empty = (dir_ / "empty.db").string();
+  {
+    sqlite::connection c(empty);
+    c.exec("CREATE TABLE unrelated (x INTEGER)");
+  }
+  auto r = admin({"client", "--sqlite", empty, "error", "requeue", "1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("holds no exactly client tables"), std::string::npos) << r.err;
+  {
+    sqlite::connection c(empty);
+    EXPECT_EQ(c.query_int64("SELECT count(*) FROM sqlite_master"), 1);
+  }
+  // A newer client schema: refused, nothing changed.
+  const std::string cdb = (dir_ / "client.db").string();
+  sqlite::connection c(cdb);
+  seed_client(c);
+  c.exec(
+      "UPDATE exactly_schema_version SET version = version + 1 WHERE component = 'exactly.client'");
+  r = admin({"client", "--sqlite", cdb, "error", "requeue", "--all"});
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.err.find("this build knows version 1"), std::string::npos) << r.err;
+  EXPECT_EQ(count_on(c, "SELECT count(*) FROM exactly_error_queue"), 2);
 }
 
 TEST(admin_cli_postgres, client_lists_and_requeues_on_postgres) {

@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 namespace exactly::admin {
 namespace {
 
+// The durations every exactly tool reads (cli_config::parse_duration), refusals as usage errors.
 TEST(admin_format, durations_need_a_number_and_a_unit) {
   EXPECT_EQ(parse_duration("500ms"), 500);
   EXPECT_EQ(parse_duration("90s"), 90'000);
@@ -15,8 +18,35 @@ TEST(admin_format, durations_need_a_number_and_a_unit) {
   EXPECT_EQ(parse_duration("2h"), 7'200'000);
   EXPECT_EQ(parse_duration("7d"), 604'800'000);
   EXPECT_EQ(parse_duration("0s"), 0);
+  EXPECT_EQ(parse_duration("0"), 0);
   for (const char* bad : {"", "10", "m", "1.5h", "-5s", "10 m", "10min", "99999999999999999d"})
-    EXPECT_FALSE(parse_duration(bad)) << bad;
+    EXPECT_THROW(parse_duration(bad), usage_error) << bad;
+  try {
+    parse_duration("10");
+  } catch (const usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("bad duration '10'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(admin_format, control_characters_are_escaped_for_the_terminal) {
+  EXPECT_EQ(escape_controls("plain h\xc3\xa9 \xe2\x82\xac"), "plain h\xc3\xa9 \xe2\x82\xac");
+  EXPECT_EQ(escape_controls("a\x1b[2Jb\rc\nd\te\x7f"), R"(a\x1b[2Jb\rc\nd\te\x7f)");
+  EXPECT_EQ(escape_controls(std::string("\0", 1)), R"(\x00)");
+  EXPECT_EQ(escape_controls("\xc2\x9b"
+                            "1m"),
+            R"(\u009b1m)");  // C1 CSI as UTF-8
+  EXPECT_EQ(escape_controls("\x9b"
+                            "1m"),
+            R"(\x9b1m)");                              // a lone byte, not UTF-8
+  EXPECT_EQ(escape_controls("\xc2\xa0"), "\xc2\xa0");  // U+00A0 is text
+  EXPECT_EQ(escape_controls("l1\nl2\r\x1b", true), "l1\nl2\\r\\x1b");
+}
+
+TEST(admin_format, table_cells_are_escaped_and_measured_escaped) {
+  std::ostringstream out;
+  print_table(out, {"A", "B"}, {{"x\x1b[2J\r", "y\nz"}, {"w", "v"}});
+  EXPECT_EQ(out.str(), "A" + std::string(11, ' ') + "B\n" + R"(x\x1b[2J\r  y\nz)" + "\nw" +
+                           std::string(11, ' ') + "v\n");
 }
 
 TEST(admin_format, ages_are_short) {

@@ -3,11 +3,14 @@
 
 #include "format.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <regex>
 
@@ -53,18 +56,41 @@ database admin_db::db() const {
   return sqlite_ ? database(*sqlite_) : database(*pg_);
 }
 
-void log_change(const std::string& audit_log, const admin_db& db, std::string_view what) {
-  const char* user = std::getenv("USER");
-  const std::string line = utc_time(now_ms()) + " exactly-admin " +
-                           (user ? std::string(user) : "uid " + std::to_string(::getuid())) + " " +
-                           db.label() + ": " + std::string(what);
-  std::cerr << line << std::endl;
-  if (audit_log.empty())
+change_log::change_log(const std::string& audit_log) : path_(audit_log) {
+  if (path_.empty())
     return;
-  std::ofstream out(audit_log, std::ios::app);
-  out << line << '\n';
-  if (!out.flush())
-    throw std::runtime_error("cannot append to the audit log " + audit_log);
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ < 0) {
+    throw usage_error("cannot open the audit log " + path_ + ": " + std::strerror(errno) +
+                      " (nothing was changed)");
+  }
+}
+
+change_log::~change_log() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+void change_log::write(const admin_db& db, std::string_view what) {
+  const char* user = std::getenv("USER");
+  const std::string line =
+      escape_controls(utc_time(now_ms()) + " exactly-admin " +
+                      (user ? std::string(user) : "uid " + std::to_string(::getuid())) + " " +
+                      db.label() + ": " + std::string(what)) +
+      "\n";
+  std::cerr << line << std::flush;
+  if (fd_ < 0)
+    return;
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      throw std::runtime_error("cannot append to the audit log " + path_ + ": " +
+                               std::strerror(errno));
+    done += static_cast<std::size_t>(n);
+  }
 }
 
 }  // namespace exactly::admin

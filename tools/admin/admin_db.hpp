@@ -48,8 +48,24 @@ class admin_db {
 // `conninfo` with the value of any password (key=value or in a URI) replaced by "***".
 std::string redact_conninfo(std::string_view conninfo);
 
-// Writes "<UTC time> exactly-admin <user> <database label>: <what>" to stderr and, when
-// `audit_log` is not empty, appends the same line to that file (throws when it cannot).
-void log_change(const std::string& audit_log, const admin_db& db, std::string_view what);
+// The log of the changes a mutation makes: stderr and, with an audit log path, that file.
+class change_log {
+ public:
+  // Opens `audit_log` (if not empty) for appending, creating it with mode 0600 (it may hold
+  // message bodies). Open it before changing anything: throws usage_error naming the file when
+  // it cannot be opened, so no change is ever left out of it.
+  explicit change_log(const std::string& audit_log);
+  ~change_log();
+  change_log(const change_log&) = delete;
+  change_log& operator=(const change_log&) = delete;
+
+  // Writes "<UTC time> exactly-admin <user> <database label>: <what>", control characters
+  // escaped, to stderr and the audit log; throws std::runtime_error when the file write fails.
+  void write(const admin_db& db, std::string_view what);
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
 
 }  // namespace exactly::admin

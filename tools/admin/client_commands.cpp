@@ -152,27 +152,34 @@ int show_error(const client_args& a, std::int64_t seq, bool as_json) {
     print_json(j);
     return 0;
   }
-  std::cout << "id:        " << e->seq << "\nendpoint:  " << e->endpoint
-            << "\nmessage:   " << e->msg.id << " (" << e->msg.type << ")"
+  // JSON escapes C0 controls inside strings but not DEL or C1: those are escaped here.
+  std::cout << "id:        " << e->seq << "\nendpoint:  " << escape_controls(e->endpoint)
+            << "\nmessage:   " << escape_controls(e->msg.id) << " (" << escape_controls(e->msg.type)
+            << ")"
             << "\nfailed:    " << utc_time(e->failed_ms) << " after " << e->attempts
-            << " attempt(s)\nerror:     " << e->error << "\nheaders:   "
-            << e->msg.headers.dump(-1, ' ', false, json::error_handler_t::replace)
-            << "\nbody:      " << e->msg.body.dump(-1, ' ', false, json::error_handler_t::replace)
+            << " attempt(s)\nerror:     " << escape_controls(e->error) << "\nheaders:   "
+            << escape_controls(e->msg.headers.dump(-1, ' ', false, json::error_handler_t::replace))
+            << "\nbody:      "
+            << escape_controls(e->msg.body.dump(-1, ' ', false, json::error_handler_t::replace))
             << "\n";
   return 0;
 }
 
-// Logs each entry a mutation changed (with `detail` of it), and names on stderr the ids asked
-// for that it did not find.
-int report(const client_args& a, const admin_db& db, const std::vector<std::int64_t>& asked,
-           const std::vector<inspect::error_summary>& done, const char* verb,
-           const std::function<std::string(const inspect::error_summary&)>& detail) {
+// Logs each entry a mutation changed (with `detail` of it).
+void log_done(change_log& log, const admin_db& db, const std::vector<inspect::error_summary>& done,
+              const char* verb,
+              const std::function<std::string(const inspect::error_summary&)>& detail) {
   for (const auto& e : done) {
-    log_change(a.audit_log, db,
-               std::string(verb) + " error-queue entry " + std::to_string(e.seq) + " (" + e.type +
-                   " for " + e.endpoint + ", message " + e.message_id + ")" + detail(e));
+    log.write(db, std::string(verb) + " error-queue entry " + std::to_string(e.seq) + " (" +
+                      e.type + " for " + e.endpoint + ", message " + e.message_id + ")" +
+                      detail(e));
     std::cout << verb << " " << e.seq << "\n";
   }
+}
+
+// Names on stderr the ids asked for that `done` does not hold; 1 if any, else 0.
+int report_missing(const admin_db& db, const std::vector<std::int64_t>& asked,
+                   const std::vector<inspect::error_summary>& done) {
   int missing = 0;
   for (std::int64_t seq : asked) {
     bool found = false;
@@ -186,28 +193,43 @@ int report(const client_args& a, const admin_db& db, const std::vector<std::int6
   return missing ? 1 : 0;
 }
 
+std::string due_now(const inspect::error_summary&) {
+  return " into its queue, due now";
+}
+
 int requeue(const client_args& a, const std::vector<std::int64_t>& seqs, bool all,
             const std::string& endpoint) {
   if (all == !seqs.empty())
     throw usage_error("error requeue: name ID... or --all");
   if (!endpoint.empty() && !all)
     throw usage_error("error requeue: --endpoint goes with --all");
+  change_log log(a.audit_log);  // before any change: an unwritable log changes nothing
   const auto db = open_client(a, access::read_write);
-  std::vector<inspect::error_summary> done;
-  if (all) {
-    for (const auto& q : inspect::queue_depths(db->db(), now_ms())) {
-      if (q.errors == 0 || (!endpoint.empty() && q.endpoint != endpoint))
-        continue;
-      for (auto& e : inspect::requeue_all_errors(db->db(), q.endpoint, now_ms()))
-        done.push_back(std::move(e));
-    }
-  } else {
-    done = inspect::requeue_errors(db->db(), seqs, now_ms());
+  if (!all) {
+    const auto done = inspect::requeue_errors(db->db(), seqs, now_ms());  // one transaction
+    log_done(log, *db, done, "requeued", due_now);
+    return report_missing(*db, seqs, done);
   }
-  if (all && done.empty())
+  // --all: one transaction per endpoint's error queue, each logged once committed.
+  bool any = false;
+  for (const auto& q : inspect::queue_depths(db->db(), now_ms())) {
+    if (q.errors == 0 || (!endpoint.empty() && q.endpoint != endpoint))
+      continue;
+    std::vector<inspect::error_summary> done;
+    try {
+      done = inspect::requeue_all_errors(db->db(), q.endpoint, now_ms());
+    } catch (const std::exception& e) {
+      std::cerr << "exactly-admin: requeue stopped at endpoint " << escape_controls(q.endpoint)
+                << "'s error queue (left as it was): " << escape_controls(e.what())
+                << "; the endpoints before it were requeued as printed above\n";
+      throw;
+    }
+    log_done(log, *db, done, "requeued", due_now);
+    any = any || !done.empty();
+  }
+  if (!any)
     std::cout << "nothing to requeue\n";
-  return report(a, *db, seqs, done, "requeued",
-                [](const inspect::error_summary&) { return " into its queue, due now"; });
+  return 0;
 }
 
 int drop(const client_args& a, const std::vector<std::int64_t>& seqs, bool yes) {
@@ -218,15 +240,17 @@ int drop(const client_args& a, const std::vector<std::int64_t>& seqs, bool yes) 
         "error drop deletes messages for good: add --yes to confirm (see them first with "
         "`error show ID`)");
   }
+  change_log log(a.audit_log);
   const auto db = open_client(a, access::read_write);
   std::map<std::int64_t, std::string> bodies;  // what is dropped, body included, goes to the log
   for (std::int64_t seq : seqs) {
     if (const auto e = inspect::error(db->db(), seq))
       bodies[seq] = e->msg.body.dump(-1, ' ', false, json::error_handler_t::replace);
   }
-  const auto done = inspect::drop_errors(db->db(), seqs);
-  return report(a, *db, seqs, done, "dropped",
-                [&bodies](const inspect::error_summary& e) { return ", body " + bodies[e.seq]; });
+  const auto done = inspect::drop_errors(db->db(), seqs);  // one transaction
+  log_done(log, *db, done, "dropped",
+           [&bodies](const inspect::error_summary& e) { return ", body " + bodies[e.seq]; });
+  return report_missing(*db, seqs, done);
 }
 
 }  // namespace
@@ -237,8 +261,7 @@ void add_client_commands(CLI::App& app, action_fn& action) {
   c->add_option("--sqlite", args->where.sqlite_path, "the client's SQLite database file");
   c->add_option("--postgres", args->where.postgres,
                 "the client's PostgreSQL database (a libpq connection string; "
-                "options='-c search_path=SCHEMA' names a schema)")
-      ->envname("EXACTLY_ADMIN_POSTGRES");
+                "options='-c search_path=SCHEMA' names a schema)");
   c->add_option("--audit-log", args->audit_log, "also append every change made to this file");
   c->require_subcommand(1);
   c->fallthrough();
@@ -274,11 +297,7 @@ void add_client_commands(CLI::App& app, action_fn& action) {
                             "': use post_pending, awaiting_follow_up or delete_pending");
         }
         if (!o->older_than.empty()) {
-          const auto ms = parse_duration(o->older_than);
-          if (!ms)
-            throw usage_error("bad duration '" + o->older_than +
-                              "': a number and a unit (ms, s, m, h, d), e.g. 10m");
-          o->f.min_age_ms = *ms;
+          o->f.min_age_ms = parse_duration(o->older_than);
         }
         return list_invocations(*args, o->f, o->json);
       };
@@ -314,14 +333,19 @@ void add_client_commands(CLI::App& app, action_fn& action) {
     show->add_flag("--json", o->json, "print JSON");
     show->callback(
         [&action, args, o] { action = [args, o] { return show_error(*args, o->seq, o->json); }; });
-    auto* rq = err->add_subcommand("requeue", "put entries back in their queues, due now");
+    auto* rq = err->add_subcommand(
+        "requeue",
+        "put entries back in their queues, due now: the IDs named in one transaction; --all one "
+        "transaction per endpoint's error queue, each logged once committed (a failure midway "
+        "leaves the endpoints before it requeued and names the one it stopped at)");
     rq->add_option("ID", o->seqs, "the entries' ids");
     rq->add_flag("--all", o->all, "every entry (of --endpoint, if given)");
     rq->add_option("--endpoint", o->endpoint, "with --all: only this endpoint's entries");
     rq->callback([&action, args, o] {
       action = [args, o] { return requeue(*args, o->seqs, o->all, o->endpoint); };
     });
-    auto* dr = err->add_subcommand("drop", "delete entries for good (needs --yes)");
+    auto* dr = err->add_subcommand(
+        "drop", "delete the entries named for good, in one transaction (needs --yes; no --all)");
     dr->add_option("ID", o->seqs, "the entries' ids");
     dr->add_flag("--yes", o->yes, "confirm: the messages are deleted for good");
     dr->callback(

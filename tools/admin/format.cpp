@@ -1,7 +1,11 @@
 // Times, ages, durations and tables for exactly-admin's output (see format.hpp).
 #include "format.hpp"
 
+#include "admin_db.hpp"
+
 #include <exactly/common/digest.hpp>
+
+#include <units.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -12,6 +16,30 @@
 #include <limits>
 
 namespace exactly::admin {
+namespace {
+
+// The length of the well-formed UTF-8 sequence (2 to 4 bytes) `s` starts with; 0 if none.
+std::size_t utf8_length(std::string_view s) {
+  const auto c = static_cast<unsigned char>(s[0]);
+  std::size_t more = 0;
+  if (c >= 0xc2 && c <= 0xdf)
+    more = 1;
+  else if (c >= 0xe0 && c <= 0xef)
+    more = 2;
+  else if (c >= 0xf0 && c <= 0xf4)
+    more = 3;
+  else
+    return 0;
+  if (more >= s.size())
+    return 0;
+  for (std::size_t k = 1; k <= more; ++k) {
+    if ((static_cast<unsigned char>(s[k]) & 0xc0) != 0x80)
+      return 0;
+  }
+  return more + 1;
+}
+
+}  // namespace
 
 std::int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -51,28 +79,57 @@ std::string short_age(std::int64_t ms) {
   return buf;
 }
 
-std::optional<std::int64_t> parse_duration(std::string_view text) {
-  std::int64_t n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end == text.data() || n < 0)
-    return std::nullopt;
-  const std::string_view unit(end, static_cast<std::size_t>(text.data() + text.size() - end));
-  std::int64_t scale = 0;
-  if (unit == "ms")
-    scale = 1;
-  else if (unit == "s")
-    scale = 1000;
-  else if (unit == "m")
-    scale = 60'000;
-  else if (unit == "h")
-    scale = 3'600'000;
-  else if (unit == "d")
-    scale = 86'400'000;
-  else
-    return std::nullopt;
-  if (n > std::numeric_limits<std::int64_t>::max() / scale)
-    return std::nullopt;
-  return n * scale;
+std::int64_t parse_duration(std::string_view text) {
+  try {
+    return cli_config::parse_duration(text).count();
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(e.what());
+  }
+}
+
+std::string escape_controls(std::string_view text, bool keep_newlines) {
+  std::string out;
+  out.reserve(text.size());
+  char buf[16];
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c == 0x7f) {
+      if (c == '\n')
+        out += keep_newlines ? "\n" : "\\n";
+      else if (c == '\r')
+        out += "\\r";
+      else if (c == '\t')
+        out += "\\t";
+      else {
+        std::snprintf(buf, sizeof buf, "\\x%02x", c);
+        out += buf;
+      }
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // A well-formed UTF-8 sequence is kept, except the C1 controls U+0080..U+009F; any other
+    // byte is shown as \xNN (a terminal may read a lone 0x9b as a control sequence).
+    const std::size_t n = utf8_length(text.substr(i));
+    if (n == 0) {
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+      ++i;
+    } else if (n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));
+      out += buf;
+      i += 2;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
 }
 
 std::optional<std::string> printable(std::string_view bytes) {
@@ -87,23 +144,10 @@ std::optional<std::string> printable(std::string_view bytes) {
       ++i;
       continue;
     }
-    // A well-formed UTF-8 sequence (lead byte and continuation bytes).
-    int more = 0;
-    if (c >= 0xc2 && c <= 0xdf)
-      more = 1;
-    else if (c >= 0xe0 && c <= 0xef)
-      more = 2;
-    else if (c >= 0xf0 && c <= 0xf4)
-      more = 3;
-    else
+    const std::size_t n = utf8_length(bytes.substr(i));
+    if (n == 0)
       return std::nullopt;
-    if (i + static_cast<std::size_t>(more) >= bytes.size())
-      return std::nullopt;
-    for (int k = 1; k <= more; ++k) {
-      if ((static_cast<unsigned char>(bytes[i + k]) & 0xc0) != 0x80)
-        return std::nullopt;
-    }
-    i += static_cast<std::size_t>(more) + 1;
+    i += n;
   }
   return std::string(bytes);
 }
@@ -121,8 +165,18 @@ void print_json(const nlohmann::json& j) {
   std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
-void print_table(std::ostream& out, const std::vector<std::string>& header,
-                 const std::vector<std::vector<std::string>>& rows) {
+void print_table(std::ostream& out, const std::vector<std::string>& header_in,
+                 const std::vector<std::vector<std::string>>& rows_in) {
+  const auto escaped = [](const std::vector<std::string>& r) {
+    std::vector<std::string> e;
+    for (const auto& cell : r)
+      e.push_back(escape_controls(cell));
+    return e;
+  };
+  const std::vector<std::string> header = escaped(header_in);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : rows_in)
+    rows.push_back(escaped(r));
   std::vector<std::size_t> width(header.size(), 0);
   const auto measure = [&](const std::vector<std::string>& r) {
     for (std::size_t c = 0; c < r.size() && c < width.size(); ++c)

@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   // from the environment or a config file.
   layers.command_line_only("yes");
   layers.command_line_only("all");
+  // A PostgreSQL connection string may hold a password: --print-config hides it. (Its variable is
+  // the layered configuration's EXACTLY_POSTGRES.)
+  layers.secret("postgres");
   app.require_subcommand(1);
   exactly::admin::action_fn action;
   exactly::admin::add_server_commands(app, action);

@@ -96,8 +96,8 @@ int show_interaction(const server_args& a, const std::string& route, const std::
   const auto db = open_server(a, access::read_only);
   const auto d = inspect::show_interaction(db->db(), route, id, now_ms());
   if (!d) {
-    std::cerr << "exactly-admin: no interaction " << route << " " << id << " in " << db->label()
-              << "\n";
+    std::cerr << "exactly-admin: no interaction " << escape_controls(route) << " "
+              << escape_controls(id) << " in " << db->label() << "\n";
     return 1;
   }
   if (as_json) {
@@ -114,19 +114,21 @@ int show_interaction(const server_args& a, const std::string& route, const std::
   }
   const auto body = [](const std::string& b) {
     if (const auto text = printable(b))
-      std::cout << "  " << *text << "\n";
+      std::cout << "  " << escape_controls(*text, true) << "\n";
     else
       std::cout << "  (not text) hex " << to_hex(b) << "\n";
   };
-  std::cout << "route:     " << d->route << "\nid:        " << d->id << "\nowner:     " << d->owner
+  std::cout << "route:     " << escape_controls(d->route)
+            << "\nid:        " << escape_controls(d->id)
+            << "\nowner:     " << escape_controls(d->owner)
             << "\nstate:     " << inspect::to_string(d->st);
   if (d->tombstone_reason)
-    std::cout << " (" << *d->tombstone_reason << ")";
+    std::cout << " (" << escape_controls(*d->tombstone_reason) << ")";
   std::cout << " since " << utc_time(d->state_since_ms) << " (" << short_age(d->age_ms)
             << " ago)\nid time:   " << utc_time(d->id_ms) << "\n";
   if (d->request_sha256_hex) {
-    std::cout << "request:   " << d->request_content_type.value_or("") << ", sha256 "
-              << *d->request_sha256_hex;
+    std::cout << "request:   " << escape_controls(d->request_content_type.value_or(""))
+              << ", sha256 " << *d->request_sha256_hex;
     if (d->request_body) {
       std::cout << ", " << d->request_body->size() << " bytes\n";
       body(*d->request_body);
@@ -136,7 +138,7 @@ int show_interaction(const server_args& a, const std::string& route, const std::
   }
   if (d->response_status) {
     std::cout << "response:  " << *d->response_status << " "
-              << d->response_content_type.value_or("") << ", "
+              << escape_controls(d->response_content_type.value_or("")) << ", "
               << d->response_body.value_or("").size() << " bytes\n";
     body(d->response_body.value_or(""));
   }
@@ -226,10 +228,12 @@ int show_dead_letter(const server_args& a, std::int64_t seq, bool as_json) {
     print_json(j);
     return 0;
   }
-  std::cout << "seq:       " << d->seq << "\ntype:      " << d->type << "\nsource:    " << d->source
+  std::cout << "seq:       " << d->seq << "\ntype:      " << escape_controls(d->type)
+            << "\nsource:    " << escape_controls(d->source)
             << "\ncreated:   " << utc_time(d->created_ms)
             << "\nfailed:    " << utc_time(d->failed_ms) << " after " << d->attempts
-            << " attempt(s)\nerror:     " << d->error << "\nbody:\n  " << d->body << "\n";
+            << " attempt(s)\nerror:     " << escape_controls(d->error) << "\nbody:\n  "
+            << escape_controls(d->body, true) << "\n";
   return 0;
 }
 
@@ -246,21 +250,47 @@ std::vector<std::int64_t> chosen(const admin_db& db, const std::vector<std::int6
   return every;
 }
 
+// Runs `change` on each of `seqs` in turn, each its own transaction; when one throws, says which
+// and how many before it were done (and logged) and rethrows.
+template <class F>
+void one_by_one(const std::vector<std::int64_t>& seqs, const char* verb, F change) {
+  std::size_t i = 0;
+  try {
+    for (; i < seqs.size(); ++i)
+      change(seqs[i]);
+  } catch (const std::exception& e) {
+    std::cerr << "exactly-admin: " << verb << " stopped at dead letter " << seqs[i] << ": "
+              << escape_controls(e.what()) << "; the " << i
+              << " before it were handled as printed above (each change committed and logged), "
+                 "the rest untouched\n";
+    throw;
+  }
+}
+
 int replay(const server_args& a, const std::vector<std::int64_t>& seqs, bool all) {
+  change_log log(a.audit_log);  // before any change: an unwritable log changes nothing
   const auto db = open_server(a, access::read_write);
   int missing = 0;
-  for (std::int64_t seq : chosen(*db, seqs, all, "replay")) {
-    const auto d = inspect::show_dead_letter(db->db(), seq);
-    if (d && inspect::replay_dead_letter(db->db(), seq)) {
-      log_change(a.audit_log, *db,
-                 "replayed dead letter " + std::to_string(seq) + " (" + d->type + " from " +
-                     d->source + ") into the outbox, due now");
-      std::cout << "replayed " << seq << "\n";
-    } else {
-      std::cerr << "exactly-admin: no dead letter " << seq << " in " << db->label() << "\n";
-      ++missing;
+  one_by_one(chosen(*db, seqs, all, "replay"), "replay", [&](std::int64_t seq) {
+    const auto d = inspect::show_dead_letter(db->db(), seq);  // what the log says it was
+    switch (inspect::replay_dead_letter(db->db(), seq)) {
+      case inspect::replay_result::replayed:
+        log.write(*db, "replayed dead letter " + std::to_string(seq) +
+                           (d ? " (" + d->type + " from " + d->source + ")" : std::string()) +
+                           " into the outbox, due now");
+        std::cout << "replayed " << seq << "\n";
+        break;
+      case inspect::replay_result::already_in_outbox:
+        // Another operator's replay came first: the message waits for delivery, as asked.
+        std::cerr << "exactly-admin: dead letter " << seq
+                  << " is already back in the outbox; nothing changed\n";
+        break;
+      case inspect::replay_result::not_found:
+        std::cerr << "exactly-admin: no dead letter " << seq << " in " << db->label() << "\n";
+        ++missing;
+        break;
     }
-  }
+  });
   return missing ? 1 : 0;
 }
 
@@ -270,20 +300,20 @@ int drop(const server_args& a, const std::vector<std::int64_t>& seqs, bool all, 
         "dead-letter drop deletes dead letters for good: add --yes to confirm (see them first "
         "with `dead-letter show SEQ`)");
   }
+  change_log log(a.audit_log);
   const auto db = open_server(a, access::read_write);
   int missing = 0;
-  for (std::int64_t seq : chosen(*db, seqs, all, "drop")) {
+  one_by_one(chosen(*db, seqs, all, "drop"), "drop", [&](std::int64_t seq) {
     const auto d = inspect::show_dead_letter(db->db(), seq);
     if (d && inspect::drop_dead_letter(db->db(), seq)) {
-      log_change(a.audit_log, *db,
-                 "dropped dead letter " + std::to_string(seq) + " (" + d->type + " from " +
-                     d->source + ", body " + d->body + ")");
+      log.write(*db, "dropped dead letter " + std::to_string(seq) + " (" + d->type + " from " +
+                         d->source + ", body " + d->body + ")");
       std::cout << "dropped " << seq << "\n";
     } else {
       std::cerr << "exactly-admin: no dead letter " << seq << " in " << db->label() << "\n";
       ++missing;
     }
-  }
+  });
   return missing ? 1 : 0;
 }
 
@@ -294,11 +324,9 @@ void add_server_commands(CLI::App& app, action_fn& action) {
       app.add_subcommand("server", "a server's database: interactions, outbox, dead letters");
   auto args = std::make_shared<server_args>();
   server->add_option("--sqlite", args->where.sqlite_path, "the server's SQLite database file");
-  server
-      ->add_option("--postgres", args->where.postgres,
-                   "the server's PostgreSQL database (a libpq connection string; "
-                   "options='-c search_path=SCHEMA' names a schema)")
-      ->envname("EXACTLY_ADMIN_POSTGRES");
+  server->add_option("--postgres", args->where.postgres,
+                     "the server's PostgreSQL database (a libpq connection string; "
+                     "options='-c search_path=SCHEMA' names a schema)");
   server->add_option("--audit-log", args->audit_log, "also append every change made to this file");
   server->require_subcommand(1);
   server->fallthrough();
@@ -335,9 +363,6 @@ void add_server_commands(CLI::App& app, action_fn& action) {
           f.route = o->route;
         if (!o->older_than.empty()) {
           f.older_than_ms = parse_duration(o->older_than);
-          if (!f.older_than_ms)
-            throw usage_error("bad duration '" + o->older_than +
-                              "': a number and a unit (ms, s, m, h, d), e.g. 10m");
         }
         f.now_ms = now_ms();
         f.limit = o->limit;
@@ -408,12 +433,20 @@ void add_server_commands(CLI::App& app, action_fn& action) {
       action = [args, o] { return show_dead_letter(*args, o->seq, o->json); };
     });
     auto* rep = dl->add_subcommand(
-        "replay", "move dead letters back into the outbox (attempts 0, due now) for delivery");
+        "replay",
+        "move dead letters back into the outbox (attempts 0, due now) for delivery; each one is "
+        "its own transaction, logged once committed: a failure midway leaves the earlier ones "
+        "replayed and names the one it stopped at. One already back in the outbox (another "
+        "operator's replay) is said so and counts as done");
     rep->add_option("SEQ", o->seqs, "their sequence numbers");
     rep->add_flag("--all", o->all, "every dead letter");
     rep->callback(
         [&action, args, o] { action = [args, o] { return replay(*args, o->seqs, o->all); }; });
-    auto* drp = dl->add_subcommand("drop", "delete dead letters for good (needs --yes)");
+    auto* drp = dl->add_subcommand(
+        "drop",
+        "delete dead letters for good (needs --yes); each one is its own transaction, logged once "
+        "committed: a failure midway leaves the earlier ones dropped and names the one it stopped "
+        "at");
     drp->add_option("SEQ", o->seqs, "their sequence numbers");
     drp->add_flag("--all", o->all, "every dead letter");
     drp->add_flag("--yes", o->yes, "confirm: the messages are deleted for good");

@@ -3,7 +3,9 @@
 // invocations by state, the error queue; and the error queue's repairs (requeue, drop), each one
 // transaction of its own. Safe beside running endpoints: reads see what is committed, writes are
 // ordinary transactions. Reads expect the client tables (a database an endpoint has opened) and
-// throw the engine's storage_error without them; mutations create them if needed.
+// throw the engine's storage_error without them. Mutations never create or migrate tables: they
+// throw std::runtime_error, changing nothing, unless the queue tables are at the schema version
+// this build knows.
 
 #include <exactly/client/message.hpp>
 #include <exactly/common/database.hpp>

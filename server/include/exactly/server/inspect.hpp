@@ -93,10 +93,16 @@ std::vector<dead_letter> list_dead_letters(const database& db, int limit = 100);
 // Dead letter `seq` with its body; nullopt when there is none.
 std::optional<dead_letter_detail> show_dead_letter(const database& db, std::int64_t seq);
 
+// What replay_dead_letter did.
+enum class replay_result {
+  replayed,          // moved into the outbox
+  not_found,         // no dead letter `seq` and no outbox message `seq`: nothing changed
+  already_in_outbox  // the outbox holds `seq` already (another replay came first): nothing changed
+};
+
 // In one transaction, moves dead letter `seq` back into the outbox under its sequence number,
 // attempts 0, due at once, its error kept as last_error, so the dispatcher delivers it again.
-// False (nothing changed) when there is no such dead letter.
-bool replay_dead_letter(const database& db, std::int64_t seq);
+replay_result replay_dead_letter(const database& db, std::int64_t seq);
 // Deletes dead letter `seq`; false when there was none.
 bool drop_dead_letter(const database& db, std::int64_t seq);
 
