@@ -141,25 +141,12 @@ CLI::Option* add_duration(CLI::App& app, const std::string& name, std::int64_t& 
   return o;
 }
 
-CLI::Option* add_size(CLI::App& app, const std::string& name, std::size_t& target,
-                      const std::string& help) {
-  CLI::Option* o = app.add_option_function<std::string>(
-      name,
-      [&target, name](const std::string& value) {
-        checked(name, value, [&](const std::string& v) {
-          const std::uint64_t bytes = parse_size(v);
-          if (bytes == 0)
-            throw std::invalid_argument("must be at least 1 byte");
-          target = static_cast<std::size_t>(bytes);
-        });
-      },
-      help + " (bytes, or with KiB, MiB, GiB)");
-  o->type_name("SIZE")->default_str(format_size(target));
-  return o;
-}
+namespace {
 
-CLI::Option* add_size(CLI::App& app, const std::string& name, std::int64_t& target,
-                      const std::string& help) {
+// add_size() for either integer type: a size of at least 1 byte into `target`.
+template <class Int>
+CLI::Option* add_size_option(CLI::App& app, const std::string& name, Int& target,
+                             const std::string& help) {
   CLI::Option* o = app.add_option_function<std::string>(
       name,
       [&target, name](const std::string& value) {
@@ -167,12 +154,24 @@ CLI::Option* add_size(CLI::App& app, const std::string& name, std::int64_t& targ
           const std::uint64_t bytes = parse_size(v);
           if (bytes == 0)
             throw std::invalid_argument("must be at least 1 byte");
-          target = static_cast<std::int64_t>(bytes);
+          target = static_cast<Int>(bytes);
         });
       },
       help + " (bytes, or with KiB, MiB, GiB)");
   o->type_name("SIZE")->default_str(format_size(static_cast<std::uint64_t>(target)));
   return o;
+}
+
+}  // namespace
+
+CLI::Option* add_size(CLI::App& app, const std::string& name, std::size_t& target,
+                      const std::string& help) {
+  return add_size_option(app, name, target, help);
+}
+
+CLI::Option* add_size(CLI::App& app, const std::string& name, std::int64_t& target,
+                      const std::string& help) {
+  return add_size_option(app, name, target, help);
 }
 
 }  // namespace exactly::cli_config

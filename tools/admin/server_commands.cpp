@@ -317,6 +317,23 @@ int drop(const server_args& a, const std::vector<std::int64_t>& seqs, bool all, 
   return missing ? 1 : 0;
 }
 
+// Adds the listing subcommand `name` with --limit and --json; naming it makes `action` call
+// `list` with them.
+void add_listing(CLI::App* parent, action_fn& action, const std::string& name,
+                 const std::string& help, std::function<int(int, bool)> list) {
+  auto* c = parent->add_subcommand(name, help);
+  struct opts {
+    int limit = 100;
+    bool json = false;
+  };
+  auto o = std::make_shared<opts>();
+  c->add_option("--limit", o->limit, "at most this many")->check(CLI::Range(1, 1'000'000));
+  c->add_flag("--json", o->json, "print JSON");
+  c->callback([&action, o, list = std::move(list)] {
+    action = [o, list] { return list(o->limit, o->json); };
+  });
+}
+
 }  // namespace
 
 void add_server_commands(CLI::App& app, action_fn& action) {
@@ -387,34 +404,10 @@ void add_server_commands(CLI::App& app, action_fn& action) {
       action = [args, o] { return show_interaction(*args, o->route, o->id, o->json); };
     });
   }
-  // outbox
-  {
-    auto* c = server->add_subcommand("outbox", "list messages waiting in the server outbox");
-    struct opts {
-      int limit = 100;
-      bool json = false;
-    };
-    auto o = std::make_shared<opts>();
-    c->add_option("--limit", o->limit, "at most this many")->check(CLI::Range(1, 1'000'000));
-    c->add_flag("--json", o->json, "print JSON");
-    c->callback([&action, args, o] {
-      action = [args, o] { return list_outbox(*args, o->limit, o->json); };
-    });
-  }
-  // dead-letters
-  {
-    auto* c = server->add_subcommand("dead-letters", "list dead letters, oldest first");
-    struct opts {
-      int limit = 100;
-      bool json = false;
-    };
-    auto o = std::make_shared<opts>();
-    c->add_option("--limit", o->limit, "at most this many")->check(CLI::Range(1, 1'000'000));
-    c->add_flag("--json", o->json, "print JSON");
-    c->callback([&action, args, o] {
-      action = [args, o] { return list_dead_letters(*args, o->limit, o->json); };
-    });
-  }
+  add_listing(server, action, "outbox", "list messages waiting in the server outbox",
+              [args](int limit, bool json) { return list_outbox(*args, limit, json); });
+  add_listing(server, action, "dead-letters", "list dead letters, oldest first",
+              [args](int limit, bool json) { return list_dead_letters(*args, limit, json); });
   // dead-letter show|replay|drop
   {
     auto* dl = server->add_subcommand("dead-letter", "show, replay or drop dead letters");
