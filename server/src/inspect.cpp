@@ -1,5 +1,7 @@
 // The operator's view of a server database (see inspect.hpp): SQL both engines accept, read
 // through one small row reader, so each listing is written once.
+#include "sql_rows.hpp"
+
 #include <exactly/common/digest.hpp>
 #include <exactly/server/inspect.hpp>
 
@@ -10,84 +12,11 @@
 namespace exactly::server::inspect {
 namespace {
 
-// One parameter of a query: an integer or text.
-struct sql_arg {
-  sql_arg(std::int64_t n) : is_text(false), number(n) {}  // NOLINT: an integer is an argument
-  sql_arg(std::string t) : is_text(true), text(std::move(t)) {}  // NOLINT
-  bool is_text;
-  std::int64_t number = 0;
-  std::string text;
-};
-
-// Found by argument-dependent lookup from pg::connection::query.
-[[maybe_unused]] pg::param to_param(const sql_arg& a) {
-  return a.is_text ? pg::to_param(a.text) : pg::to_param(a.number);
-}
-
-using cell = std::optional<std::string>;  // nullopt: NULL; otherwise text or the blob's bytes
-using row = std::vector<cell>;
-
-// The rows `sql` (? placeholders, `args` bound in order) selects on either engine, each of its
-// `columns` values as text (integers in decimal, blobs and bytea as their bytes).
-std::vector<row> query_rows(const database& db, std::string_view sql, int columns,
-                            const std::vector<sql_arg>& args) {
-  std::vector<row> out;
-  if (db.kind() == engine::sqlite) {
-    auto& q = db.as_sqlite().prepare(sql);
-    int i = 0;
-    for (const sql_arg& a : args) {
-      if (a.is_text)
-        q.bind(++i, std::string_view(a.text));
-      else
-        q.bind(++i, a.number);
-    }
-    try {
-      while (q.step()) {
-        row r;
-        for (int c = 0; c < columns; ++c)
-          r.push_back(q.is_null(c) ? cell{} : cell{q.text(c)});
-        out.push_back(std::move(r));
-      }
-    } catch (...) {
-      q.reset();
-      throw;
-    }
-    q.reset();
-    return out;
-  }
-  auto& pg = db.as_postgres();
-  const std::string text = numbered_placeholders(sql);
-  const auto run = [&]() -> pg::result {
-    switch (args.size()) {
-      case 0:
-        return pg.query(text);
-      case 1:
-        return pg.query(text, args[0]);
-      case 2:
-        return pg.query(text, args[0], args[1]);
-      case 3:
-        return pg.query(text, args[0], args[1], args[2]);
-      case 4:
-        return pg.query(text, args[0], args[1], args[2], args[3]);
-      case 5:
-        return pg.query(text, args[0], args[1], args[2], args[3], args[4]);
-      default:
-        throw std::logic_error("inspect: too many query parameters");
-    }
-  };
-  const pg::result q = run();
-  for (int i = 0; i < q.rows(); ++i) {
-    row r;
-    for (int c = 0; c < columns; ++c)
-      r.push_back(q.is_null(i, c) ? cell{} : cell{q.text(i, c)});
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
-std::int64_t as_int(const cell& c) {
-  return c ? std::stoll(*c) : 0;
-}
+using detail::as_int;
+using detail::cell;
+using detail::query_rows;
+using detail::row;
+using detail::sql_arg;
 
 std::optional<std::string> reason_name(const cell& c) {
   if (!c)
