@@ -74,4 +74,11 @@ void database_transaction::commit() {
     pg_->commit();
 }
 
+void database_transaction::commit_unflushed() {
+  if (sqlite_)
+    sqlite_->commit_unflushed();
+  else
+    pg_->commit_unflushed();
+}
+
 }  // namespace exactly

@@ -244,6 +244,15 @@ void transaction::rollback() noexcept {
 }
 
 void transaction::commit() {
+  end("COMMIT");
+}
+
+void transaction::commit_unflushed() {
+  // One round trip: PQexec answers with the result of the last statement, the COMMIT's.
+  end("SET LOCAL synchronous_commit = off; COMMIT");
+}
+
+void transaction::end(const char* commit_sql) {
   if (level_ > 1) {
     db_->exec("RELEASE SAVEPOINT exactly_" + std::to_string(level_));
     --db_->depth_;
@@ -251,7 +260,7 @@ void transaction::commit() {
     db_->hooks_->released(level_);
     return;
   }
-  PGresult* r = PQexec(db_->conn_, "COMMIT");
+  PGresult* r = PQexec(db_->conn_, commit_sql);
   db_->check(r, "COMMIT");  // on failure the destructor rolls back
   const bool committed = std::string_view(PQcmdStatus(r)) == "COMMIT";
   PQclear(r);

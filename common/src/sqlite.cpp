@@ -183,6 +183,11 @@ connection::connection(const std::string& path, options opts)
   sqlite3_busy_handler(db_, &connection::on_busy, this);
   if (opts.wal)
     exec("PRAGMA journal_mode=WAL");
+  {
+    statement mode(*this, "PRAGMA journal_mode");
+    wal_ = mode.step() && mode.text(0) == "wal";  // an in-memory database stays in "memory"
+  }
+  sync_ = opts.sync;
   exec(synchronous_pragma(opts.sync));
   exec("PRAGMA journal_size_limit=" + std::to_string(opts.wal_size_limit_bytes));
   exec(opts.foreign_keys ? "PRAGMA foreign_keys=ON" : "PRAGMA foreign_keys=OFF");
@@ -235,10 +240,17 @@ std::int64_t connection::changes() const {
 
 transaction::transaction(connection& db, mode m) : db_(&db), level_(db.depth_ + 1) {
   // Cached statements: a request in a commit group opens and releases two savepoints.
-  if (level_ == 1)
+  if (level_ == 1) {
+    // With a sync to defer, the transaction runs at NORMAL and commit() syncs the WAL itself
+    // after COMMIT (what FULL does inside it), so commit_unflushed() can leave that out.
+    if (db.can_defer_sync()) {
+      db.prepare("PRAGMA synchronous=NORMAL").run();
+      db.sync_deferred_ = true;
+    }
     db.prepare(m == mode::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED").run();
-  else
+  } else {
     db.prepare("SAVEPOINT exactly_" + std::to_string(level_)).run();
+  }
   ++db.depth_;
 }
 
@@ -254,6 +266,7 @@ void transaction::rollback() noexcept {
   db_->reset_all();
   if (level_ == 1) {
     sqlite3_exec(db_->native(), "ROLLBACK", nullptr, nullptr, nullptr);
+    db_->restore_sync();
     return;
   }
   // Fails harmlessly when SQLite already rolled the whole transaction back (SQLITE_FULL, I/O).
@@ -262,7 +275,34 @@ void transaction::rollback() noexcept {
                nullptr, nullptr);
 }
 
+void connection::restore_sync() noexcept {
+  // Autocommit statements after the transaction are synced as configured again. Should this
+  // fail, the next transaction sets NORMAL and tries once more at its end.
+  if (sync_deferred_ &&
+      sqlite3_exec(db_, synchronous_pragma(sync_), nullptr, nullptr, nullptr) == SQLITE_OK)
+    sync_deferred_ = false;
+}
+
+void connection::sync_wal() {
+  sqlite3_file* wal = nullptr;
+  int rc = sqlite3_file_control(db_, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal);
+  if (rc == SQLITE_OK && wal && wal->pMethods)
+    rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
+  else if (rc == SQLITE_OK)
+    rc = SQLITE_IOERR_FSYNC;  // no WAL file to sync: the commit cannot be made durable
+  if (rc != SQLITE_OK)
+    throw error(rc, "sync of the write-ahead log of " + path_ + ": " + sqlite3_errstr(rc));
+}
+
 void transaction::commit() {
+  end(true);
+}
+
+void transaction::commit_unflushed() {
+  end(false);
+}
+
+void transaction::end(bool flush) {
   if (level_ == 1) {
     db_->reset_all();
     db_->prepare("COMMIT").run();  // on failure the destructor rolls back
@@ -271,10 +311,23 @@ void transaction::commit() {
   }
   --db_->depth_;
   done_ = true;
-  if (level_ > 1)
+  if (level_ > 1) {
     db_->hooks_->released(level_);
-  else
-    db_->hooks_->committed();
+    return;
+  }
+  const bool deferred = db_->sync_deferred_;
+  db_->restore_sync();
+  // Committed but not durable when the sync fails: the caller must not report it as done. The
+  // after-commit hooks run only once the commit is durable.
+  if (deferred && flush) {
+    try {
+      db_->sync_wal();
+    } catch (...) {
+      db_->hooks_->rolled_back(level_);
+      throw;
+    }
+  }
+  db_->hooks_->committed();
 }
 
 }  // namespace exactly::sqlite

@@ -34,6 +34,39 @@ TEST(slow_sync_vfs, carries_the_fsync_of_every_durable_commit) {
   sqlite::connection reader(path);
   EXPECT_EQ(reader.query_int64("SELECT count(*) FROM t"), 11);
   EXPECT_THROW(bench::install_slow_sync_vfs(std::chrono::microseconds(0)), std::logic_error);
+
+  // commit_unflushed(): no fsync of its own under FULL; the next FULL commit syncs it with itself,
+  // and the connection is back at FULL for it.
+  sqlite::connection full(path);
+  full.exec("INSERT INTO t VALUES (11)");  // may restart the WAL, which syncs its header
+  std::uint64_t before = bench::slow_syncs();
+  for (int i = 12; i < 16; ++i) {
+    sqlite::transaction tx(full);
+    full.prepare("INSERT INTO t VALUES (?)").bind(1, i).run();
+    tx.commit_unflushed();
+  }
+  EXPECT_EQ(bench::slow_syncs() - before, 0u);
+  EXPECT_EQ(full.query_int64("PRAGMA synchronous"), 2);  // FULL again
+  before = bench::slow_syncs();
+  {
+    sqlite::transaction tx(full);
+    full.prepare("INSERT INTO t VALUES (16)").run();
+    tx.commit();
+  }
+  EXPECT_GE(bench::slow_syncs() - before, 1u);
+  // A savepoint's commit_unflushed() is a RELEASE: the outer commit decides.
+  before = bench::slow_syncs();
+  {
+    sqlite::transaction outer(full);
+    {
+      sqlite::transaction inner(full);
+      full.prepare("INSERT INTO t VALUES (17)").run();
+      inner.commit_unflushed();
+    }
+    outer.commit();
+  }
+  EXPECT_GE(bench::slow_syncs() - before, 1u);
+  EXPECT_EQ(reader.query_int64("SELECT count(*) FROM t"), 18);
 }
 
 }  // namespace

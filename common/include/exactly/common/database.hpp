@@ -80,6 +80,10 @@ class database_transaction {
   database_transaction& operator=(const database_transaction&) = delete;
   // Throws the engine's error (an exactly::storage_error) when it fails.
   void commit();
+  // Commits without waiting for the disk (sqlite::transaction::commit_unflushed,
+  // pg::transaction::commit_unflushed): only for a commit whose loss in a crash the protocol
+  // tolerates, since a later flushed commit makes it durable with itself, in order.
+  void commit_unflushed();
 
  private:
   std::unique_ptr<sqlite::transaction> sqlite_;

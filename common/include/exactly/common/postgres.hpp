@@ -179,10 +179,16 @@ class transaction {
   // COMMIT (RELEASE for a savepoint). Throws error, the transaction rolled back, if it fails,
   // including a COMMIT PostgreSQL turned into a rollback because a statement had failed.
   void commit();
+  // COMMIT with SET LOCAL synchronous_commit = off: it returns before the commit's WAL is
+  // flushed; the next synchronous commit flushes it too (WAL is flushed in order). A crash of the
+  // database server may take it back, never a later synchronous commit without it. For a
+  // savepoint, the same as commit().
+  void commit_unflushed();
   bool is_savepoint() const { return level_ > 1; }
 
  private:
   void rollback() noexcept;
+  void end(const char* commit_sql);  // COMMIT with `commit_sql`, or RELEASE for a savepoint
 
   connection* db_;
   int level_;

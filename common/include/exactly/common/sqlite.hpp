@@ -132,6 +132,8 @@ class connection {
   void after_commit(std::function<void()> fn);
   sqlite3* native() const { return db_; }
   const std::string& path() const { return path_; }
+  // Whether a commit can be left unsynced for a later synced one (WAL, synchronous >= FULL).
+  bool can_defer_sync() const { return wal_ && sync_ >= synchronous::full; }
 
  private:
   sqlite3* db_ = nullptr;
@@ -141,6 +143,11 @@ class connection {
   std::unique_ptr<detail::commit_hooks> hooks_;
   std::chrono::milliseconds busy_timeout_;
   std::chrono::steady_clock::time_point busy_since_{};
+  bool wal_ = true;
+  synchronous sync_ = synchronous::full;
+  bool sync_deferred_ = false;  // at NORMAL for the open transaction; restored at its end
+  void restore_sync() noexcept;
+  void sync_wal();  // fsyncs the write-ahead log; throws error
   static int on_busy(void* self, int tries);
   friend class transaction;
 };
@@ -162,11 +169,17 @@ class transaction {
   // COMMIT (RELEASE for a savepoint); throws error, and the transaction is rolled back, if it
   // fails.
   void commit();
+  // COMMIT without waiting for the disk: in WAL mode with synchronous FULL or EXTRA its WAL
+  // frames are written, not synced; the next synced commit or checkpoint makes them durable, in
+  // order. A crash of the machine may take it back, never a later synced commit without it.
+  // Anywhere else, and for a savepoint, the same as commit().
+  void commit_unflushed();
   bool is_savepoint() const { return level_ > 1; }
   connection& db() const { return *db_; }
 
  private:
   void rollback() noexcept;
+  void end(bool flush);  // COMMIT (and the deferred sync when `flush`) or RELEASE
 
   connection* db_;
   int level_;  // 1 = the outermost transaction
