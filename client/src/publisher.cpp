@@ -3,6 +3,7 @@
 
 #include "attempt_liveness.hpp"
 #include "client_metrics.hpp"
+#include "follow_up_now.hpp"
 #include "http_answers.hpp"
 #include "read_transaction.hpp"
 
@@ -85,6 +86,11 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
     else if (steps.back().action == lifecycle_action::forget)
       crash_point("client.after_delete_before_done");
   }
+  // Follow-ups run now, in this transaction, each handler waiting for its own PUTs.
+  attempt_puts puts(core, put_wait::in_handler, now);
+  // Only what a crash must not take back is flushed: a lost DELETE completion or retry record
+  // repeats an idempotent DELETE (or sends one sooner), nothing more.
+  bool flush = false;
   database_transaction tx(core.db);
   for (std::size_t i = 0; i < due.size(); ++i) {
     const invocation_row& row = due[i].row;
@@ -95,11 +101,17 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
         ++done;
         break;
       case lifecycle_action::queue_follow_up:
-        // The follow-up is queued atomically with the POST's completion.
+        // The follow-up runs (or is queued) atomically with the POST's completion.
         if (core.invocations.move_if_in(row.request_id, from, steps[i].next, now)) {
-          core.queues.enqueue(row.endpoint, row.follow_up, now);
           if (const auto until = available_until(answers[i]))
             core.invocations.record_response_until(row.request_id, *until);
+          if (core.opts.follow_up_with_post_answer) {
+            puts.begin_attempt(i);
+            run_follow_up_now(core, puts, row, answers[i], now);
+          } else {
+            core.queues.enqueue(row.endpoint, row.follow_up, now);
+          }
+          flush = true;
           ++done;
         }
         break;
@@ -110,6 +122,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
         if (core.invocations.move_if_in(row.request_id, from, steps[i].next, now)) {
           core.queues.add_error(row.endpoint, row.follow_up, row.attempts + 1,
                                 describe_answer(method_of(from), answers[i]), now);
+          flush = true;
           ++done;
         }
         break;
@@ -121,7 +134,11 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
         break;
     }
   }
-  tx.commit();
+  if (flush)
+    tx.commit();
+  else
+    tx.commit_unflushed();
+  puts.forget();  // the follow-ups' PUTs belong to their invocation or cleanup rows now
   return done;
 }
 

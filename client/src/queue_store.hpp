@@ -62,6 +62,10 @@ class queue_store {
   // Appends `m` to `endpoint`'s queue, under a fresh UUIDv7 when m.id is empty; a message id
   // already queued there is ignored (returns false), so a re-sent message is not processed twice.
   bool enqueue(std::string_view endpoint, const message& m, std::int64_t now_ms);
+  // Appends `m` (m.id set) as a message whose first attempt failed with `error`: due again at
+  // `retry_at_ms` with one attempt counted.
+  void enqueue_failed(std::string_view endpoint, const message& m, std::string_view error,
+                      std::int64_t retry_at_ms, std::int64_t now_ms);
   // Up to `limit` messages of `endpoint` due at `now_ms`, oldest first.
   std::vector<queued_message> due(std::string_view endpoint, std::int64_t now_ms, int limit) {
     return impl_->due(endpoint, now_ms, limit);
@@ -106,6 +110,7 @@ class queue_store {
   std::int64_t queued(std::string_view endpoint) { return impl_->queued(endpoint); }
 
  private:
+  database db_;
   std::unique_ptr<queue_engine> impl_;
 };
 

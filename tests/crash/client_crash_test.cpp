@@ -78,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(
                       crash_case{"client.after_commit_before_post_or_delete", false},
                       crash_case{"server.after_commit_before_reply", true},
                       crash_case{"client.after_post_before_follow_up", false},
-                      crash_case{"client.after_get_before_commit", false},
+                      crash_case{"client.after_follow_up_before_commit", false},
                       crash_case{"client.after_delete_before_done", false},
                       crash_case{"client.after_put_before_commit", false, true},
                       crash_case{"client.after_commit_before_post_or_delete", false, true}),

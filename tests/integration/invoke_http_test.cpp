@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <deque>
 #include <future>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -48,7 +49,8 @@ class invoke_http : public ::testing::Test {
                          .retry_base = std::chrono::milliseconds(5),
                          .retry_cap = std::chrono::milliseconds(50),
                          .transport = transport ? std::move(transport) : transport_to(port),
-                         .wait_for_put = wait});
+                         .wait_for_put = wait,
+                         .follow_up_with_post_answer = follow_up_with_post_answer_});
     url_ = "http://127.0.0.1:" + std::to_string(port) + "/vectors/echo/{id}";
     ep.on("bill", [this](client::handler_context& ctx) {
       const std::string order = ctx.incoming().body.at("order");
@@ -159,6 +161,7 @@ class invoke_http : public ::testing::Test {
     }));
   }
 
+  bool follow_up_with_post_answer_ = true;  // false: follow-ups queued, with a GET each
   temp_dir dir_;
   echo_server_config cfg_;
   sqlite::connection db_;
@@ -208,12 +211,12 @@ TEST_F(invoke_http, a_batch_of_invocations_shares_one_commit_per_step) {
       &commits);
   EXPECT_EQ(ep.process_due(), static_cast<std::size_t>(n));  // n handlers, n PUTs
   EXPECT_EQ(commits, 1);
-  EXPECT_EQ(ep.publish_due(), static_cast<std::size_t>(n));  // n POSTs, n follow-ups queued
+  EXPECT_EQ(ep.publish_due(), static_cast<std::size_t>(n));  // n POSTs, n follow-ups run
   EXPECT_EQ(commits, 2);
-  EXPECT_EQ(ep.process_due(), static_cast<std::size_t>(n));  // n GETs, n follow-up handlers
-  EXPECT_EQ(commits, 3);
+  EXPECT_EQ(ep.process_due(), 0u);  // nothing queued: no GET, no commit
+  EXPECT_EQ(commits, 2);
   EXPECT_EQ(ep.publish_due(), static_cast<std::size_t>(n));  // n DELETEs
-  EXPECT_EQ(commits, 4);
+  EXPECT_EQ(commits, 3);
   sqlite3_commit_hook(db_.native(), nullptr, nullptr);
   EXPECT_EQ(server.executions_total(), n);
   EXPECT_EQ(q("SELECT count(*) FROM results"), n);
@@ -598,10 +601,66 @@ TEST_F(invoke_http,
   EXPECT_TRUE(ep.errors().empty());
   EXPECT_EQ(seen.status, 402u);
   EXPECT_EQ(seen.body, R"({"reply":1})");
-  EXPECT_EQ(seen.outcome, "replayed");  // as the GET had brought it
+  EXPECT_EQ(seen.outcome, "executed");  // as the POST's answer had brought it
   EXPECT_NE(seen.content_type.find("application/json"), std::string::npos) << seen.content_type;
   EXPECT_EQ(q("SELECT count(*) FROM results WHERE order_id = 'o-1' AND status = 402 AND n = 1"), 1);
   EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(server.rows().tombstone, 1);
+}
+
+// Counts the requests it carries, by method.
+class counting_transport : public forwarding_transport {
+ public:
+  using forwarding_transport::forwarding_transport;
+  client::http_result send(std::string_view method, std::string_view url,
+                           std::string_view content_type, std::string_view body) override {
+    {
+      std::lock_guard lock(m_);
+      ++sent_[std::string(method)];
+    }
+    return inner_->send(method, url, content_type, body);
+  }
+  int sent(const std::string& method) {
+    std::lock_guard lock(m_);
+    return sent_[method];
+  }
+
+ private:
+  std::mutex m_;
+  std::map<std::string, int> sent_;
+};
+
+// A follow-up runs in the transaction that records its POST's answer, with that answer: no GET.
+// When its handler fails there, it is queued with the answer kept and one attempt counted, and
+// runs again from the queue, still without a GET.
+TEST_F(invoke_http, a_follow_up_failing_with_the_post_answer_is_queued_with_it_and_never_gets) {
+  echo_server server(cfg_);
+  auto transport = std::make_shared<counting_transport>(transport_to(server.port()));
+  auto ep = make_endpoint(server.port(), client::put_wait::before_commit, transport);
+  int runs = 0;
+  ep.on("bill_result", [&](client::handler_context& ctx) {
+    if (++runs == 1)
+      throw std::runtime_error("first run fails");
+    ctx.db()
+        .prepare("INSERT INTO results VALUES (?, ?, ?, 1)")
+        .bind_all(ctx.incoming().body.at("order").get<std::string>(), ctx.response()->status,
+                  ctx.response()->body)
+        .run();
+  });
+  ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});
+  ASSERT_EQ(ep.process_due(), 1u);
+  ASSERT_EQ(ep.publish_due(), 1u);  // POSTed; its follow-up failed and was queued
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(q("SELECT attempts FROM exactly_queue WHERE type = 'bill_result'"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_queue WHERE last_error = 'first run fails'"), 1);
+  quiesce(ep);
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(transport->sent("GET"), 0);
+  EXPECT_EQ(transport->sent("POST"), 1);
+  EXPECT_EQ(transport->sent("DELETE"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200 AND n = 1"), 1);
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_TRUE(ep.errors().empty());
   EXPECT_EQ(server.rows().tombstone, 1);
 }
 
@@ -609,6 +668,7 @@ TEST_F(invoke_http,
 // the follow-up in the error queue with the problem, and the id still gets its DELETE. Requeued,
 // it has no response to run with: it GETs again and goes back to the error queue.
 TEST_F(invoke_http, a_follow_up_whose_get_finds_the_id_consumed_is_error_queued_and_deleted) {
+  follow_up_with_post_answer_ = false;
   echo_server server(cfg_);
   auto ep = make_endpoint(server.port());
   ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});
@@ -721,23 +781,23 @@ void expect_retention_recorded(echo_server& server, client::endpoint& ep, sqlite
         << format_http_date(*info->staged_until_ms);
     EXPECT_FALSE(info->response_until_ms.has_value());
   }
-  server.advance_seconds(3600);  // the response's time is its execution's, not the PUT's
-  const clock_span post{server.now_ms(), 0};
-  ASSERT_EQ(ep.publish_due(), static_cast<std::size_t>(bills));
-  const clock_span post_done{post.before_ms, server.now_ms()};
-  for (const std::string& id : ids) {
-    const auto info = ep.invocation(id);
-    ASSERT_TRUE(info.has_value());
-    EXPECT_EQ(info->state, "awaiting_follow_up");
-    ASSERT_TRUE(info->response_until_ms.has_value()) << id;
-    EXPECT_TRUE(post_done.holds(*info->response_until_ms, retention_ms))
-        << format_http_date(*info->response_until_ms);
-  }
   std::vector<std::string> seen;
   ep.on("bill_result", [&seen](client::handler_context& ctx) {
     ASSERT_NE(ctx.response(), nullptr);
     seen.push_back(ctx.response()->retention);
   });
+  server.advance_seconds(3600);  // the response's time is its execution's, not the PUT's
+  const clock_span post{server.now_ms(), 0};
+  ASSERT_EQ(ep.publish_due(), static_cast<std::size_t>(bills));  // POSTs, follow-ups run
+  const clock_span post_done{post.before_ms, server.now_ms()};
+  for (const std::string& id : ids) {
+    const auto info = ep.invocation(id);
+    ASSERT_TRUE(info.has_value());
+    EXPECT_EQ(info->state, "delete_pending");
+    ASSERT_TRUE(info->response_until_ms.has_value()) << id;
+    EXPECT_TRUE(post_done.holds(*info->response_until_ms, retention_ms))
+        << format_http_date(*info->response_until_ms);
+  }
   ep.run_until_idle();
   ASSERT_EQ(seen.size(), static_cast<std::size_t>(bills));
   for (const std::string& r : seen) {
@@ -784,6 +844,7 @@ TEST_F(invoke_http, a_purged_id_on_post_goes_to_the_error_queue_as_too_old) {
 
 // The same on the follow-up's GET.
 TEST_F(invoke_http, a_purged_id_on_get_goes_to_the_error_queue_as_too_old) {
+  follow_up_with_post_answer_ = false;
   echo_server server(cfg_);
   auto ep = make_endpoint(server.port());
   ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});

@@ -50,6 +50,10 @@ struct endpoint_options {
   // A journaled id this old whose handler never committed is DELETEd by publish_due().
   std::chrono::milliseconds orphan_grace{5000};
   put_wait wait_for_put = put_wait::before_commit;
+  // true: a follow-up runs as soon as its POST's answer arrives, in the transaction that records
+  // it (one local commit for both, no GET); if its handler fails it is queued with that response,
+  // as after a failed attempt. false: it is queued, and GETs the stored response when it runs.
+  bool follow_up_with_post_answer = true;
 };
 
 // Headers a follow-up message carries to name its interaction.
