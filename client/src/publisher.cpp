@@ -73,9 +73,13 @@ bool move_to_stage_again(endpoint_core& core, const due_step& d, const lifecycle
                          const http_result& answer, std::int64_t now) {
   if (!core.invocations.move_if_in(d.row.request_id, d.from, step.next, now))
     return false;  // a stale copy of a step another publisher completed
-  if (step.action == lifecycle_action::post_again) {
-    if (const auto until = available_until(answer))  // staged again: until when it is kept
-      core.invocations.record_staged_until(d.row.request_id, *until);
+  if (step.action == lifecycle_action::restage) {
+    // The 404 stays visible as the row's last error; the re-PUT goes out after one backoff, so a
+    // server that keeps losing the row is not sent PUT after POST without a pause.
+    core.invocations.retry_later(d.row.request_id, core.backoff_until(0, now),
+                                 describe_answer("POST", answer));
+  } else if (const auto until = available_until(answer)) {  // staged again: until when it is kept
+    core.invocations.record_staged_until(d.row.request_id, *until);
   }
   return true;
 }
