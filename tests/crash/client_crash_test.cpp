@@ -106,8 +106,13 @@ TEST(client_crash, a_staged_row_the_server_lost_is_staged_again_and_executes_onc
   child_process client({EXACTLY_CLIENT_DRIVER, client_db, std::to_string(port),
                         std::to_string(orders), "in-handler"});
   EXPECT_EQ(server->wait_exit(), crash_exit_code);  // died after its first 201
+  std::string lost;
   {
     sqlite::connection s(server_db);
+    auto& q = s.prepare("SELECT id FROM exactly_interactions WHERE state = 1");
+    ASSERT_TRUE(q.step());
+    lost = q.text(0);
+    q.reset();
     s.exec("DELETE FROM exactly_interactions WHERE state = 1");
     ASSERT_EQ(s.changes(), 1);  // the row the 201 acknowledged, lost
   }
@@ -117,6 +122,8 @@ TEST(client_crash, a_staged_row_the_server_lost_is_staged_again_and_executes_onc
 
   EXPECT_EQ(count(server_db, "SELECT sum(n) FROM echo_executions"), orders);
   EXPECT_EQ(count(server_db, "SELECT max(n) FROM echo_executions"), 1);
+  // The lost id itself was staged again and executed: not abandoned for a fresh one.
+  EXPECT_EQ(count(server_db, "SELECT n FROM echo_executions WHERE id = '" + lost + "'"), 1);
   EXPECT_EQ(count(server_db, "SELECT count(*) FROM exactly_interactions WHERE state < 3"), 0);
   EXPECT_EQ(count(client_db, "SELECT count(*) FROM bills"), orders);
   EXPECT_EQ(count(client_db, "SELECT count(*) FROM results WHERE status = 200"), orders);
