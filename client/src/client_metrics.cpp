@@ -54,6 +54,8 @@ std::string answer_label(const http_result& r) {
       return "conflict";
     case answer_class::gone:
       return "gone";
+    case answer_class::too_old:
+      return "too_old";
     case answer_class::too_large:
       return "too_large";
     case answer_class::unprocessable:

@@ -55,7 +55,10 @@ std::string handler_context::invoke_http(std::string_view url_template, std::str
     follow_up.id = id + "/follow-up";
   follow_up.headers[request_id_header] = id;
   follow_up.headers[url_header] = url;
-  core.invocations.add({id, core.name, url, std::move(follow_up), 0, staged_until}, scope_.now_ms);
+  // The body and Content-Type are kept with the row: a POST answered 404 stages them again.
+  core.invocations.add({id, core.name, url, std::move(follow_up), 0, staged_until,
+                        std::string(body), std::string(content_type)},
+                       scope_.now_ms);
   return id;
 }
 

@@ -7,7 +7,12 @@
 namespace exactly::client {
 
 answer_class classify(const http_result& r) {
-  return classify(r.transport_failed, r.status, !r.outcome.empty());
+  std::string problem;  // only a 410's problem changes its class
+  if (!r.transport_failed && r.status == 410 && r.outcome.empty()) {
+    if (const auto p = parse_problem(r.body))
+      problem = p->name();
+  }
+  return classify(r.transport_failed, r.status, !r.outcome.empty(), problem);
 }
 
 lifecycle_event answer_event(const http_result& r) {

@@ -14,9 +14,9 @@
 namespace exactly::client::inspect {
 namespace {
 
-constexpr std::array stored_states = {invocation_state::post_pending,
-                                      invocation_state::awaiting_follow_up,
-                                      invocation_state::delete_pending};
+constexpr std::array stored_states = {
+    invocation_state::post_pending, invocation_state::restage_pending,
+    invocation_state::awaiting_follow_up, invocation_state::delete_pending};
 
 // The stored value of the state named `name`; throws std::invalid_argument for another name.
 int stored_value_of(std::string_view name) {
@@ -106,6 +106,13 @@ std::vector<queue_depth> queue_depths(const database& db, std::int64_t now_ms) {
         out.push_back({r.text(0), r.int64(1), r.int64(2), r.int64(3)});
       },
       now_ms, now_ms);
+  return out;
+}
+
+std::vector<std::string> stored_state_names() {
+  std::vector<std::string> out;
+  for (const invocation_state s : stored_states)
+    out.emplace_back(name_of(s));
   return out;
 }
 

@@ -61,17 +61,43 @@ lifecycle_step on_staged(event e) {
   }
 }
 
-// POST until a stored response. Any other answer is a protocol fault (404 request-unknown, 410
-// request-consumed or -expired, ...): never re-invoked under a new id, the follow-up goes to the
-// error queue and the id is DELETEd.
+// POST until a stored response. 404 request-unknown means the server lost the staged row (a crash
+// took back a PUT it had acknowledged before the row was durable): the id left no trace, so staging
+// it again cannot execute anything twice. Any other answer is a protocol fault (410
+// request-consumed, -expired or -too-old, ...): never re-invoked under a new id, the follow-up goes
+// to the error queue and the id is DELETEd.
 lifecycle_step on_post_pending(event e) {
   if (e == event::answer_stored_response)
     return {state::awaiting_follow_up, action::queue_follow_up};
   if (send_again(e))
     return {state::post_pending, action::resend};
+  if (e == event::answer_not_found)
+    return {state::restage_pending, action::restage};
   if (is_answer(e))
     return {state::delete_pending, action::error_queue_follow_up};
   return stay(state::post_pending);
+}
+
+// PUT the kept body again under the same id, then POST again: after 201 or 200 (staged), after 410
+// request-consumed (executed, or gone for good: the POST tells which), and after no answer (the
+// POST finds it staged, or meets 404 again). Busy or failing: the PUT again, later. 410
+// request-too-old (the id can never be staged again) and every other refusal (409, 413, 422,
+// 401/403, ...) are protocol faults: error queue, and the id is DELETEd.
+lifecycle_step on_restage_pending(event e) {
+  switch (e) {
+    case event::answer_created:
+    case event::answer_ok:
+    case event::answer_gone:
+    case event::answer_no_answer:
+      return {state::post_pending, action::post_again};
+    case event::answer_busy:
+    case event::answer_server_error:
+      return {state::restage_pending, action::resend};
+    default:
+      if (is_answer(e))
+        return {state::delete_pending, action::error_queue_follow_up};
+      return stay(state::restage_pending);
+  }
 }
 
 // GET the stored response, then run the follow-up handler with it.
@@ -105,7 +131,8 @@ lifecycle_step on_delete_pending(event e) {
 
 }  // namespace
 
-answer_class classify(bool transport_failed, unsigned status, bool has_outcome) {
+answer_class classify(bool transport_failed, unsigned status, bool has_outcome,
+                      std::string_view problem) {
   if (transport_failed)
     return answer_class::no_answer;
   if (has_outcome)
@@ -128,7 +155,7 @@ answer_class classify(bool transport_failed, unsigned status, bool has_outcome) 
     case 409:
       return answer_class::conflict;
     case 410:
-      return answer_class::gone;
+      return problem == "request-too-old" ? answer_class::too_old : answer_class::gone;
     case 413:
       return answer_class::too_large;
     case 422:
@@ -151,6 +178,8 @@ lifecycle_step on_event(invocation_state s, lifecycle_event e) {
       return on_staged(e);
     case state::post_pending:
       return on_post_pending(e);
+    case state::restage_pending:
+      return on_restage_pending(e);
     case state::awaiting_follow_up:
       return on_awaiting_follow_up(e);
     case state::delete_pending:
@@ -164,6 +193,7 @@ lifecycle_step on_event(invocation_state s, lifecycle_event e) {
 std::optional<verb> request_of(invocation_state s) {
   switch (s) {
     case state::put_sent:
+    case state::restage_pending:
       return verb::put;
     case state::post_pending:
       return verb::post;
@@ -178,6 +208,12 @@ std::optional<verb> request_of(invocation_state s) {
   return std::nullopt;
 }
 
+lifecycle_step without_kept_request(lifecycle_step s) {
+  if (s.action == action::restage)
+    return {state::delete_pending, action::error_queue_follow_up};
+  return s;
+}
+
 lifecycle_event handler_failure(int failed_before, int max_attempts) {
   return failed_before + 1 >= max_attempts ? event::attempts_exhausted : event::handler_failed;
 }
@@ -190,6 +226,8 @@ std::string_view name_of(invocation_state s) {
       return "staged";
     case state::post_pending:
       return "post_pending";
+    case state::restage_pending:
+      return "restage_pending";
     case state::awaiting_follow_up:
       return "awaiting_follow_up";
     case state::delete_pending:
@@ -220,6 +258,8 @@ std::string_view name_of(lifecycle_event e) {
       return "409";
     case event::answer_gone:
       return "410";
+    case event::answer_too_old:
+      return "410 request-too-old";
     case event::answer_too_large:
       return "413";
     case event::answer_unprocessable:
@@ -272,6 +312,10 @@ std::string_view name_of(lifecycle_action a) {
       return "error_queue_follow_up_with_response";
     case action::forget:
       return "forget";
+    case action::restage:
+      return "restage";
+    case action::post_again:
+      return "post_again";
   }
   return "?";
 }

@@ -12,13 +12,15 @@
 
 namespace exactly::client {
 
-// Where an invocation is. Only post_pending, awaiting_follow_up and delete_pending are stored (rows
-// of exactly_invocations); put_sent and staged live in the attempt journal while their handler
-// attempt runs, and done is the row's removal.
+// Where an invocation is. Only post_pending, awaiting_follow_up, delete_pending and restage_pending
+// are stored (rows of exactly_invocations); put_sent and staged live in the attempt journal while
+// their handler attempt runs, and done is the row's removal.
 enum class invocation_state {
   put_sent,            // PUT sent by a handler attempt that has not committed; answer unknown
   staged,              // PUT staged; the handler attempt has not committed yet
   post_pending,        // committed with its handler: POST until a stored response
+  restage_pending,     // its POST met 404 request-unknown (a crash took back the staged row):
+                       // PUT the kept body again under the same id, then POST again
   awaiting_follow_up,  // stored response; the follow-up is queued: GET, then its handler
   delete_pending,      // follow-up committed or error-queued, or attempt abandoned: DELETE
   done,                // DELETE answered: nothing is left on either side
@@ -36,7 +38,8 @@ enum class answer_class {
   credentials_refused,  // 401, 403
   not_found,            // 404
   conflict,             // 409
-  gone,                 // 410
+  gone,                 // 410, any problem but request-too-old
+  too_old,              // 410 request-too-old: the id left the server's acceptance window
   too_large,            // 413
   unprocessable,        // 422
   busy,                 // 408, 429
@@ -44,8 +47,10 @@ enum class answer_class {
   other,                // anything else: 1xx, other 2xx, 3xx, other 4xx
 };
 
-// The facts of an HTTP answer that decide its class.
-answer_class classify(bool transport_failed, unsigned status, bool has_outcome);
+// The facts of an HTTP answer that decide its class; `problem` is the name of the problem the
+// answer carries ("" when none), which tells a 410 request-too-old from the other 410s.
+answer_class classify(bool transport_failed, unsigned status, bool has_outcome,
+                      std::string_view problem = {});
 
 enum class lifecycle_event {
   // The answer to the request the state sends (PUT, POST, GET or DELETE), by class.
@@ -58,6 +63,7 @@ enum class lifecycle_event {
   answer_not_found,
   answer_conflict,
   answer_gone,
+  answer_too_old,
   answer_too_large,
   answer_unprocessable,
   answer_busy,
@@ -87,6 +93,8 @@ enum class lifecycle_action {
   error_queue_follow_up_with_response,  // the follow-up goes to the error queue keeping its
                                         // response, so a requeued one needs no GET; id DELETEd
   forget,                               // the DELETE landed: remove the row
+  restage,     // the POST met 404: PUT the kept body again under the same id
+  post_again,  // the re-PUT staged it (or it was staged or consumed already): POST again
 };
 
 struct lifecycle_step {
@@ -98,9 +106,14 @@ struct lifecycle_step {
 // The one transition function: what `e` does to an invocation in `s`.
 lifecycle_step on_event(invocation_state s, lifecycle_event e);
 
-// The request the runtime sends for an invocation in `s` (put_sent: the PUT, post_pending: the
-// POST, awaiting_follow_up: the GET, delete_pending: the DELETE); nullopt when it sends none.
+// The request the runtime sends for an invocation in `s` (put_sent and restage_pending: the PUT,
+// post_pending: the POST, awaiting_follow_up: the GET, delete_pending: the DELETE); nullopt when
+// it sends none.
 std::optional<verb> request_of(invocation_state s);
+
+// `s` for an invocation whose row keeps no request body (committed before rows kept them): it
+// cannot be staged again, so a restage becomes the protocol fault it was before (error queue).
+lifecycle_step without_kept_request(lifecycle_step s);
 
 // A handler attempt's PUT is tried this often while unanswered or busy before the attempt fails.
 inline constexpr int max_put_tries = 3;
@@ -111,21 +124,25 @@ lifecycle_event handler_failure(int failed_before, int max_attempts);
 
 // Every state and event, for tables and tests that must cover them all.
 inline constexpr std::array all_states = {
-    invocation_state::put_sent,       invocation_state::staged,
-    invocation_state::post_pending,   invocation_state::awaiting_follow_up,
-    invocation_state::delete_pending, invocation_state::done,
+    invocation_state::put_sent,
+    invocation_state::staged,
+    invocation_state::post_pending,
+    invocation_state::restage_pending,
+    invocation_state::awaiting_follow_up,
+    invocation_state::delete_pending,
+    invocation_state::done,
 };
 inline constexpr std::array all_events = {
-    lifecycle_event::answer_no_answer,     lifecycle_event::answer_stored_response,
-    lifecycle_event::answer_created,       lifecycle_event::answer_ok,
-    lifecycle_event::answer_no_content,    lifecycle_event::answer_credentials_refused,
-    lifecycle_event::answer_not_found,     lifecycle_event::answer_conflict,
-    lifecycle_event::answer_gone,          lifecycle_event::answer_too_large,
-    lifecycle_event::answer_unprocessable, lifecycle_event::answer_busy,
-    lifecycle_event::answer_server_error,  lifecycle_event::answer_other,
-    lifecycle_event::put_tries_exhausted,  lifecycle_event::handler_committed,
-    lifecycle_event::handler_failed,       lifecycle_event::attempts_exhausted,
-    lifecycle_event::attempt_abandoned,
+    lifecycle_event::answer_no_answer,   lifecycle_event::answer_stored_response,
+    lifecycle_event::answer_created,     lifecycle_event::answer_ok,
+    lifecycle_event::answer_no_content,  lifecycle_event::answer_credentials_refused,
+    lifecycle_event::answer_not_found,   lifecycle_event::answer_conflict,
+    lifecycle_event::answer_gone,        lifecycle_event::answer_too_old,
+    lifecycle_event::answer_too_large,   lifecycle_event::answer_unprocessable,
+    lifecycle_event::answer_busy,        lifecycle_event::answer_server_error,
+    lifecycle_event::answer_other,       lifecycle_event::put_tries_exhausted,
+    lifecycle_event::handler_committed,  lifecycle_event::handler_failed,
+    lifecycle_event::attempts_exhausted, lifecycle_event::attempt_abandoned,
 };
 
 // Each list holds every value once, in declaration order: a value added to an enum and not here

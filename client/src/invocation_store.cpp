@@ -14,6 +14,8 @@ int stored_value(invocation_state s) {
       return 2;
     case invocation_state::delete_pending:
       return 3;
+    case invocation_state::restage_pending:
+      return 4;
     default:
       throw std::logic_error("invocation state " + std::string(name_of(s)) + " is not stored");
   }
@@ -27,6 +29,8 @@ invocation_state stored_state(int stored_state) {
       return invocation_state::awaiting_follow_up;
     case 3:
       return invocation_state::delete_pending;
+    case 4:
+      return invocation_state::restage_pending;
     default:
       throw std::logic_error("stored invocation state " + std::to_string(stored_state));
   }
@@ -51,7 +55,8 @@ void invocation_store::insert(const invocation_row& row, invocation_state s, std
                                     {"type", row.follow_up.type},
                                     {"headers", row.follow_up.headers},
                                     {"body", row.follow_up.body}};
-  impl_->insert({row.request_id, row.endpoint, row.url, follow_up.dump(), row.attempts},
+  impl_->insert({row.request_id, row.endpoint, row.url, follow_up.dump(), row.attempts, row.body,
+                 row.content_type},
                 stored_value(s), now_ms);
   if (row.staged_until_ms)
     impl_->record_staged_until(row.request_id, *row.staged_until_ms);
@@ -63,7 +68,8 @@ std::vector<invocation_row> invocation_store::due(invocation_state s, std::int64
   for (stored_invocation& r : impl_->due(stored_value(s), now_ms, limit)) {
     const auto f = nlohmann::json::parse(r.follow_up);
     out.push_back({std::move(r.request_id), std::move(r.endpoint), std::move(r.url),
-                   message{f.at("id"), f.at("type"), f.at("headers"), f.at("body")}, r.attempts});
+                   message{f.at("id"), f.at("type"), f.at("headers"), f.at("body")}, r.attempts,
+                   std::nullopt, std::move(r.body), std::move(r.content_type)});
   }
   return out;
 }

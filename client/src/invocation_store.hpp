@@ -25,9 +25,14 @@ struct invocation_row {
   message follow_up;
   int attempts = 0;
   std::optional<std::int64_t> staged_until_ms{};  // the PUT answer's retention, when known
+  // The body PUT, kept so that a POST answered 404 can stage it again under the same id; nullopt
+  // when not kept (cleanup rows, and rows committed before schema version 3).
+  std::optional<std::string> body{};
+  std::string content_type{};  // the Content-Type PUT with `body`
 };
 
-// The stored value of a stored state (post_pending 1, awaiting_follow_up 2, delete_pending 3);
+// The stored value of a stored state (post_pending 1, awaiting_follow_up 2, delete_pending 3,
+// restage_pending 4);
 // throws std::logic_error for the states that never reach the table.
 int stored_value(invocation_state s);
 // The state of a stored value; throws std::logic_error for a value no state has.
@@ -40,6 +45,9 @@ struct stored_invocation {
   std::string url;
   std::string follow_up;
   int attempts = 0;
+  // The body and Content-Type PUT (nullopt: not kept); written by insert(), read by due().
+  std::optional<std::string> body{};
+  std::string content_type{};
   // Read by find() only:
   std::optional<std::int64_t> staged_until_ms{};
   int state = 0;
@@ -75,7 +83,7 @@ class invocation_store {
   // Migrates the invocations table in `db` (either engine).
   explicit invocation_store(database db);
 
-  // Records a committed invocation: post_pending.
+  // Records a committed invocation, with the body it PUT when row.body holds it: post_pending.
   void add(const invocation_row& row, std::int64_t now_ms);
   // Queues the DELETE of an id PUT by an attempt that never committed (no follow-up); an id
   // already recorded is left as it is.
@@ -83,8 +91,8 @@ class invocation_store {
                    std::int64_t now_ms);
   // Whether a row of `request_id` is committed (or written by the caller's transaction).
   bool contains(std::string_view request_id) { return impl_->contains(request_id); }
-  // Up to `limit` rows in state `s` due at `now_ms`, oldest first. Rows of the stored states only:
-  // post_pending, awaiting_follow_up, delete_pending.
+  // Up to `limit` rows in state `s` due at `now_ms`, oldest first, with their kept body. Rows of
+  // the stored states only: post_pending, restage_pending, awaiting_follow_up, delete_pending.
   std::vector<invocation_row> due(invocation_state s, std::int64_t now_ms, int limit);
   // Moves the row from `from` to `to` (attempts reset) only if it is in `from` now; false if it was
   // not, so two publishers sharing the database never both complete the same step. On PostgreSQL

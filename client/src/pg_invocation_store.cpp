@@ -25,6 +25,10 @@ constexpr migration schema[] = {
     {2,
      "ALTER TABLE exactly_invocations ADD COLUMN staged_until_ms BIGINT,"
      " ADD COLUMN response_until_ms BIGINT;"},
+    // The body and Content-Type the invocation PUT, to stage it again under the same id when its
+    // POST meets 404 (a crash took back the staged row). NULL in rows written before: their 404
+    // stays a protocol fault (error queue), as it was when they were committed.
+    {3, "ALTER TABLE exactly_invocations ADD COLUMN body BYTEA, ADD COLUMN content_type TEXT;"},
 };
 
 class pg_invocation_engine final : public invocation_engine {
@@ -34,10 +38,19 @@ class pg_invocation_engine final : public invocation_engine {
   }
 
   void insert(const stored_invocation& row, int state, std::int64_t now_ms) override {
+    if (!row.body) {
+      db_.execute(
+          "INSERT INTO exactly_invocations(request_id, endpoint, url, follow_up, state, due_ms,"
+          " created_ms) VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
+          row.request_id, row.endpoint, row.url, row.follow_up, state, now_ms, now_ms);
+      return;
+    }
     db_.execute(
         "INSERT INTO exactly_invocations(request_id, endpoint, url, follow_up, state, due_ms,"
-        " created_ms) VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
-        row.request_id, row.endpoint, row.url, row.follow_up, state, now_ms, now_ms);
+        " created_ms, body, content_type) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9)"
+        " ON CONFLICT DO NOTHING",
+        row.request_id, row.endpoint, row.url, row.follow_up, state, now_ms, now_ms,
+        pg::bytes{*row.body}, row.content_type);
   }
 
   bool contains(std::string_view request_id) override {
@@ -48,13 +61,18 @@ class pg_invocation_engine final : public invocation_engine {
   std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) override {
     // request_id breaks ties so publishers sharing the table move rows in one order.
     const pg::result r = db_.query(
-        "SELECT request_id, endpoint, url, follow_up, attempts FROM exactly_invocations"
-        " WHERE state = $1 AND due_ms <= $2 ORDER BY due_ms, request_id LIMIT $3",
+        "SELECT request_id, endpoint, url, follow_up, attempts, body, content_type"
+        " FROM exactly_invocations WHERE state = $1 AND due_ms <= $2"
+        " ORDER BY due_ms, request_id LIMIT $3",
         state, now_ms, limit);
     std::vector<stored_invocation> out;
     for (int i = 0; i < r.rows(); ++i) {
       out.push_back({r.text(i, 0), r.text(i, 1), r.text(i, 2), r.text(i, 3),
                      static_cast<int>(r.int64(i, 4))});
+      if (!r.is_null(i, 5)) {
+        out.back().body = r.text(i, 5);
+        out.back().content_type = r.is_null(i, 6) ? "" : r.text(i, 6);
+      }
     }
     return out;
   }

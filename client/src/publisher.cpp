@@ -1,4 +1,5 @@
-// Publishes committed steps: due POSTs (then their follow-ups) and DELETEs, and orphans' DELETEs.
+// Publishes committed steps: due POSTs (then their follow-ups), re-PUTs and DELETEs, and orphans'
+// DELETEs.
 #include "publisher.hpp"
 
 #include "attempt_liveness.hpp"
@@ -43,6 +44,8 @@ std::size_t recover_orphans(endpoint_core& core, std::int64_t now) {
 }
 
 const char* method_of(state s) {
+  if (request_of(s) == verb::put)
+    return "PUT";
   return request_of(s) == verb::post ? "POST" : "DELETE";
 }
 
@@ -50,6 +53,37 @@ struct due_step {
   invocation_row row;
   state from;
 };
+
+// The request of a due step: a re-PUT sends the kept body and Content-Type under the same id.
+http_call call_of(const due_step& d) {
+  if (d.from == state::restage_pending)
+    return {"PUT", d.row.url, d.row.content_type, d.row.body.value_or("")};
+  return {method_of(d.from), d.row.url, "", ""};
+}
+
+// The lifecycle's step for `answer` to `d`'s request. A row that keeps no body (committed before
+// rows kept them) cannot be staged again: its 404 stays a protocol fault.
+lifecycle_step step_of(const due_step& d, const http_result& answer) {
+  const lifecycle_step s = on_event(d.from, answer_event(answer));
+  return d.row.body ? s : without_kept_request(s);
+}
+
+// Carries out a restage (POST answered 404: PUT again) or a post_again (the re-PUT answered:
+// POST again), in the caller's transaction; whether the row moved.
+bool move_to_stage_again(endpoint_core& core, const due_step& d, const lifecycle_step& step,
+                         const http_result& answer, std::int64_t now) {
+  if (!core.invocations.move_if_in(d.row.request_id, d.from, step.next, now))
+    return false;  // a stale copy of a step another publisher completed
+  if (step.action == lifecycle_action::restage) {
+    // The 404 stays visible as the row's last error; the re-PUT goes out after one backoff, so a
+    // server that keeps losing the row is not sent PUT after POST without a pause.
+    core.invocations.retry_later(d.row.request_id, core.backoff_until(0, now),
+                                 describe_answer("POST", answer));
+  } else if (const auto until = available_until(answer)) {  // staged again: until when it is kept
+    core.invocations.record_staged_until(d.row.request_id, *until);
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -61,7 +95,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
   std::vector<due_step> due;
   {
     read_transaction read(core.db);
-    for (const state s : {state::post_pending, state::delete_pending}) {
+    for (const state s : {state::post_pending, state::restage_pending, state::delete_pending}) {
       for (invocation_row& row : core.invocations.due(s, now, limit)) {
         if (row.endpoint == core.name)
           due.push_back({std::move(row), s});
@@ -70,17 +104,17 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
   }
   if (due.empty())
     return done;
-  // Every due POST and DELETE goes out at once; their outcomes then commit together, in one
+  // Every due POST, re-PUT and DELETE goes out at once; their outcomes then commit together, in one
   // transaction (one fsync for the batch). Each step moves only from the state it was read in,
   // so a step another publisher completed meanwhile is skipped, not done twice.
   std::vector<http_call> calls;
   for (const due_step& d : due)
-    calls.push_back({method_of(d.from), d.row.url, "", ""});
+    calls.push_back(call_of(d));
   const std::vector<http_result> answers = core.opts.transport->send_all(calls);
   std::vector<lifecycle_step> steps;
   for (std::size_t i = 0; i < due.size(); ++i) {
     note_request(core.metrics.get(), calls[i].method, answers[i]);
-    steps.push_back(on_event(due[i].from, answer_event(answers[i])));
+    steps.push_back(step_of(due[i], answers[i]));
     if (steps.back().action == lifecycle_action::queue_follow_up)
       crash_point("client.after_post_before_follow_up");
     else if (steps.back().action == lifecycle_action::forget)
@@ -126,11 +160,16 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
           ++done;
         }
         break;
+      case lifecycle_action::restage:
+      case lifecycle_action::post_again:
+        if (move_to_stage_again(core, due[i], steps[i], answers[i], now))
+          ++done;
+        break;
       case lifecycle_action::resend:
         core.invocations.retry_later(row.request_id, core.backoff_until(row.attempts, now),
                                      describe_answer(method_of(from), answers[i]));
         break;
-      default:  // nothing else follows a POST or DELETE answer
+      default:  // nothing else follows a POST, re-PUT or DELETE answer
         break;
     }
   }

@@ -1,6 +1,6 @@
 #pragma once
-// Publishes an endpoint's committed steps: due POSTs and DELETEs, after turning the journaled ids
-// of attempts that died uncommitted into DELETEs.
+// Publishes an endpoint's committed steps: due POSTs, re-PUTs (a POST met 404) and DELETEs, after
+// turning the journaled ids of attempts that died uncommitted into DELETEs.
 
 #include "endpoint_core.hpp"
 
@@ -8,7 +8,7 @@
 
 namespace exactly::client {
 
-// Sends up to `limit` due POSTs and DELETEs of each kind; returns how many finished.
+// Sends up to `limit` due POSTs, re-PUTs and DELETEs of each kind; returns how many finished.
 std::size_t publish_due_steps(endpoint_core& core, int limit);
 
 }  // namespace exactly::client

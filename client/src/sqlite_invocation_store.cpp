@@ -25,6 +25,12 @@ constexpr sqlite::migration schema[] = {
     {2,
      "ALTER TABLE exactly_invocations ADD COLUMN staged_until_ms INTEGER;"
      "ALTER TABLE exactly_invocations ADD COLUMN response_until_ms INTEGER;"},
+    // The body and Content-Type the invocation PUT, to stage it again under the same id when its
+    // POST meets 404 (a crash took back the staged row). NULL in rows written before: their 404
+    // stays a protocol fault (error queue), as it was when they were committed.
+    {3,
+     "ALTER TABLE exactly_invocations ADD COLUMN body BLOB;"
+     "ALTER TABLE exactly_invocations ADD COLUMN content_type TEXT;"},
 };
 
 class sqlite_invocation_engine final : public invocation_engine {
@@ -34,11 +40,18 @@ class sqlite_invocation_engine final : public invocation_engine {
   }
 
   void insert(const stored_invocation& row, int state, std::int64_t now_ms) override {
-    db_.prepare(
-           "INSERT INTO exactly_invocations(request_id, endpoint, url, follow_up, state, due_ms,"
-           " created_ms) VALUES(?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
-        .bind_all(row.request_id, row.endpoint, row.url, row.follow_up, state, now_ms, now_ms)
-        .run();
+    auto& q = db_.prepare(
+        "INSERT INTO exactly_invocations(request_id, endpoint, url, follow_up, state, due_ms,"
+        " created_ms, body, content_type) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO "
+        "NOTHING");
+    q.bind_all(row.request_id, row.endpoint, row.url, row.follow_up, state, now_ms, now_ms);
+    if (row.body) {
+      // A std::string's data() is never null: an empty body is an empty blob, not NULL.
+      q.bind_blob(8, *row.body).bind(9, row.content_type);
+    } else {
+      q.bind(8, nullptr).bind(9, nullptr);
+    }
+    q.run();
   }
 
   bool contains(std::string_view request_id) override {
@@ -48,12 +61,17 @@ class sqlite_invocation_engine final : public invocation_engine {
 
   std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) override {
     auto& q = db_.prepare(
-        "SELECT request_id, endpoint, url, follow_up, attempts FROM exactly_invocations"
-        " WHERE state = ? AND due_ms <= ? ORDER BY due_ms LIMIT ?");
+        "SELECT request_id, endpoint, url, follow_up, attempts, body, content_type"
+        " FROM exactly_invocations WHERE state = ? AND due_ms <= ? ORDER BY due_ms LIMIT ?");
     q.bind_all(state, now_ms, limit);
     std::vector<stored_invocation> out;
-    while (q.step())
+    while (q.step()) {
       out.push_back({q.text(0), q.text(1), q.text(2), q.text(3), static_cast<int>(q.int64(4))});
+      if (!q.is_null(5)) {
+        out.back().body = q.text(5);
+        out.back().content_type = q.is_null(6) ? "" : q.text(6);
+      }
+    }
     q.reset();
     return out;
   }

@@ -8,6 +8,7 @@
 #include "request_dispatch.hpp"
 #include "tls_context.hpp"
 
+#include <exactly/common/crash_point.hpp>
 #include <exactly/common/protocol.hpp>
 
 #include <boost/asio/ssl/error.hpp>
@@ -190,6 +191,8 @@ asio::awaitable<void> serve(Stream& stream, open_connection& state, std::string 
       res.erase(http::field::content_length);
     lowest.expires_after(opts.write_timeout);
     auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
+    if (!wec && req.method() == http::verb::put && res.result() == http::status::created)
+      crash_point("server.after_put_answered");  // a 201 out; the staged row may be unflushed
     ctx.counters.observe_request(
         res.result_int(),
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

@@ -34,10 +34,11 @@ TEST_P(inspect_contract, a_database_is_a_client_database_once_an_endpoint_opened
   EXPECT_TRUE(inspect::is_client_database(db()));
   EXPECT_TRUE(inspect::queue_depths(db(), 0).empty());
   const auto counts = inspect::invocation_counts(db());
-  ASSERT_EQ(counts.size(), 3u);
+  ASSERT_EQ(counts.size(), 4u);
   EXPECT_EQ(counts[0].state, "post_pending");
-  EXPECT_EQ(counts[1].state, "awaiting_follow_up");
-  EXPECT_EQ(counts[2].state, "delete_pending");
+  EXPECT_EQ(counts[1].state, "restage_pending");
+  EXPECT_EQ(counts[2].state, "awaiting_follow_up");
+  EXPECT_EQ(counts[3].state, "delete_pending");
   for (const auto& c : counts)
     EXPECT_EQ(c.count, 0);
 }
@@ -83,8 +84,9 @@ TEST_P(inspect_contract, invocations_are_counted_by_state_and_listed_by_filter) 
 
   const auto counts = inspect::invocation_counts(db());
   EXPECT_EQ(counts[0].count, 2);  // r1, r3
-  EXPECT_EQ(counts[1].count, 1);  // r2
-  EXPECT_EQ(counts[2].count, 1);  // r4
+  EXPECT_EQ(counts[1].count, 0);  // restage_pending
+  EXPECT_EQ(counts[2].count, 1);  // r2
+  EXPECT_EQ(counts[3].count, 1);  // r4
 
   auto all = inspect::invocations(db(), {}, 5000);
   ASSERT_EQ(all.size(), 4u);
@@ -114,6 +116,10 @@ TEST_P(inspect_contract, invocations_are_counted_by_state_and_listed_by_filter) 
   EXPECT_EQ(ids({.min_age_ms = 3000}), (v{"r1", "r2"}));  // created at or before 2000
   EXPECT_EQ(ids({.state = "post_pending", .endpoint = "orders"}), (v{"r3"}));
   EXPECT_EQ(ids({.limit = 1}), (v{"r1"}));
+  ASSERT_TRUE(
+      s.move_if_in("r3", invocation_state::post_pending, invocation_state::restage_pending, 3500));
+  EXPECT_EQ(ids({.state = "restage_pending"}), (v{"r3"}));
+  EXPECT_EQ(inspect::invocation_counts(db())[1].count, 1);
   EXPECT_THROW(inspect::invocations(db(), {.state = "staged"}, 5000), std::invalid_argument);
 }
 

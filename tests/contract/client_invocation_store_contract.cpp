@@ -135,7 +135,40 @@ TEST_P(invocation_store_contract, a_table_of_schema_version_1_gains_the_retentio
   EXPECT_EQ(r0->response_until_ms, std::nullopt);
   s.record_response_until("r0", 1'000);
   EXPECT_EQ(s.find("r0")->response_until_ms, 1'000);
-  EXPECT_EQ(s.due(invocation_state::awaiting_follow_up, 5, 10).size(), 1u);
+  const auto due = s.due(invocation_state::awaiting_follow_up, 5, 10);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].body, std::nullopt);  // written before bodies were kept: none to stage again
+}
+
+// The body and Content-Type an invocation PUT come back with its row, bytes for bytes (a NUL and
+// an empty body included), through restage_pending and back; a cleanup row keeps none.
+TEST_P(invocation_store_contract, the_kept_body_round_trips_through_restage_pending) {
+  client::invocation_store s(db());
+  const std::string binary("a\0b\xff\x00z", 6);
+  s.add({"r1", "billing", "http://h:1/x/r1", client::message{"f1", "follow", {}, {}}, 0,
+         std::nullopt, binary, "application/octet-stream"},
+        100);
+  s.add({"r2", "billing", "http://h:1/x/r2", client::message{"f2", "follow", {}, {}}, 0,
+         std::nullopt, std::string(), ""},
+        100);
+  s.add_cleanup("r3", "billing", "http://h:1/x/r3", 100);
+  auto due = s.due(invocation_state::post_pending, 100, 10);
+  ASSERT_EQ(due.size(), 2u);
+  EXPECT_EQ(due[0].body, binary);
+  EXPECT_EQ(due[0].content_type, "application/octet-stream");
+  EXPECT_EQ(due[1].body, std::string());  // kept, and empty: not NULL
+  EXPECT_EQ(due[1].content_type, "");
+  EXPECT_EQ(s.due(invocation_state::delete_pending, 100, 10)[0].body, std::nullopt);
+
+  ASSERT_TRUE(
+      s.move_if_in("r1", invocation_state::post_pending, invocation_state::restage_pending, 200));
+  EXPECT_EQ(s.find("r1")->state, "restage_pending");
+  due = s.due(invocation_state::restage_pending, 200, 10);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].body, binary);
+  ASSERT_TRUE(
+      s.move_if_in("r1", invocation_state::restage_pending, invocation_state::post_pending, 300));
+  EXPECT_EQ(s.due(invocation_state::post_pending, 300, 10)[1].body, binary);
 }
 
 }  // namespace

@@ -416,15 +416,22 @@ TEST_F(admin_cli_sqlite, client_lists_queues_invocations_and_errors) {
   EXPECT_EQ(j["queues"][0]["due"], 1);
   EXPECT_EQ(j["queues"][0]["errors"], 2);
   EXPECT_EQ(j["invocations"]["post_pending"], 1);
+  EXPECT_EQ(j["invocations"]["restage_pending"], 0);
 
   r = client({"invocations", "--state", "post_pending", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   j = json::parse(r.out);
   ASSERT_EQ(j["invocations"].size(), 1u);
   EXPECT_EQ(j["invocations"][0]["request_id"], "r1");
+  r = client({"invocations", "--state", "restage_pending", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json::parse(r.out)["invocations"].size(), 0u);
   r = client({"invocations", "--state", "stuck"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("unknown state 'stuck'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("post_pending, restage_pending, awaiting_follow_up or delete_pending"),
+            std::string::npos)
+      << r.err;
 
   r = client({"errors"});
   ASSERT_EQ(r.status, 0) << r.err;

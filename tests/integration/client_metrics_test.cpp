@@ -146,7 +146,8 @@ TEST_F(client_metrics, count_the_requests_attempts_and_rows_of_a_real_run) {
   EXPECT_EQ(sum_of(text, "exactly_client_queue_messages", {"endpoint=\"billing\""}), 0);
   EXPECT_EQ(sum_of(text, "exactly_client_queue_messages", {"endpoint=\"idle\"", "status=\"due\""}),
             0);
-  for (const char* state : {"post_pending", "awaiting_follow_up", "delete_pending"})
+  for (const char* state :
+       {"post_pending", "restage_pending", "awaiting_follow_up", "delete_pending"})
     EXPECT_EQ(sum_of(text, "exactly_client_invocations", {std::string("\"") + state + "\""}), 0);
   EXPECT_EQ(sum_of(text, "exactly_client_metrics_database_errors_total"), 0);
 

@@ -12,6 +12,7 @@
 #include <exactly/client/endpoint.hpp>
 #include <exactly/client/runtime.hpp>
 #include <exactly/common/request_id.hpp>
+#include <exactly/common/sqlite.hpp>
 
 #include <gtest/gtest.h>
 
@@ -198,6 +199,28 @@ TEST_F(postgres_invoke_http, the_orphan_recovery_never_takes_an_attempt_still_ru
   EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), 1);
   EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
   EXPECT_EQ(q("SELECT count(*) FROM exactly_attempts"), 0);
+}
+
+// The server lost a staged row it had acknowledged with 201 (a crash taking back its unflushed
+// commit): the POST meets 404 request-unknown, the body kept in the invocation row is staged again
+// under the same id, and the POST then executes it, once.
+TEST_F(postgres_invoke_http, a_staged_row_the_server_lost_is_staged_again_and_executes_once) {
+  echo_server server(cfg_);
+  auto ep = billing(db(), server.port());
+  queue_bills(1);
+  EXPECT_EQ(ep->process_due(), 1u);
+  EXPECT_EQ(
+      q("SELECT count(*) FROM exactly_invocations WHERE state = 1 AND"
+        " body = convert_to('{\"status\":200}', 'UTF8') AND content_type = 'application/json'"),
+      1);
+  {
+    sqlite::connection s(server.db_path());  // the echo server runs on SQLite here
+    s.exec("DELETE FROM exactly_interactions WHERE state = 1");
+    ASSERT_EQ(s.changes(), 1);
+  }
+  quiesce(*ep);
+  expect_each_once(server, 1);  // the follow-up saw status 200: the kept body was staged again
+  EXPECT_EQ(server.rows().tombstone, 1);
 }
 
 // What a process killed between its PUT and its commit leaves: a staged id, journaled. The

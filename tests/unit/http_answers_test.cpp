@@ -24,6 +24,10 @@ TEST(http_answers, a_gone_answer_names_its_problem) {
   r.body = to_body(make_problem(errc::request_too_old, "the id's timestamp is too old"));
   EXPECT_EQ(describe_answer("POST", r),
             "POST answered 410 request-too-old: the id's timestamp is too old");
+  EXPECT_EQ(classify(r), answer_class::too_old);
+  r.body = to_body(make_problem(errc::request_consumed, "executed"));
+  EXPECT_EQ(classify(r), answer_class::gone);
+  r.body = "not a problem";
   EXPECT_EQ(classify(r), answer_class::gone);
 }
 

@@ -18,9 +18,9 @@ using A = lifecycle_action;
 // Answer events grouped as the rules treat them.
 constexpr E resend_answers[] = {E::answer_no_answer, E::answer_credentials_refused, E::answer_busy,
                                 E::answer_server_error};
-constexpr E refusal_answers[] = {E::answer_no_content, E::answer_not_found, E::answer_conflict,
-                                 E::answer_gone,       E::answer_too_large, E::answer_unprocessable,
-                                 E::answer_other};
+constexpr E refusal_answers[] = {E::answer_no_content,    E::answer_not_found, E::answer_conflict,
+                                 E::answer_gone,          E::answer_too_old,   E::answer_too_large,
+                                 E::answer_unprocessable, E::answer_other};
 constexpr E handler_events[] = {E::put_tries_exhausted, E::handler_committed, E::handler_failed,
                                 E::attempts_exhausted, E::attempt_abandoned};
 
@@ -58,16 +58,44 @@ table expected() {
       row(S::staged, e, S::staged, A::none);
   }
 
-  // post_pending: POST until a stored response; any other answer is a protocol fault.
+  // post_pending: POST until a stored response; 404 (the server lost the staged row): stage it
+  // again; any other answer is a protocol fault, any 410 included.
   row(S::post_pending, E::answer_stored_response, S::awaiting_follow_up, A::queue_follow_up);
   for (E e : resend_answers)
     row(S::post_pending, e, S::post_pending, A::resend);
-  for (E e : refusal_answers)
-    row(S::post_pending, e, S::delete_pending, A::error_queue_follow_up);
+  for (E e : refusal_answers) {
+    if (e == E::answer_not_found)
+      row(S::post_pending, e, S::restage_pending, A::restage);
+    else
+      row(S::post_pending, e, S::delete_pending, A::error_queue_follow_up);
+  }
   row(S::post_pending, E::answer_created, S::delete_pending, A::error_queue_follow_up);
   row(S::post_pending, E::answer_ok, S::delete_pending, A::error_queue_follow_up);
   for (E e : handler_events)
     row(S::post_pending, e, S::post_pending, A::none);
+
+  // restage_pending: PUT the kept body again under the same id. Staged (201, 200), consumed
+  // (410 request-consumed: the POST tells executed from gone), or unanswered: POST again. Busy or
+  // failing: the PUT again later. 410 request-too-old and every other refusal, 401/403 included:
+  // protocol fault.
+  row(S::restage_pending, E::answer_created, S::post_pending, A::post_again);
+  row(S::restage_pending, E::answer_ok, S::post_pending, A::post_again);
+  row(S::restage_pending, E::answer_gone, S::post_pending, A::post_again);
+  row(S::restage_pending, E::answer_no_answer, S::post_pending, A::post_again);
+  row(S::restage_pending, E::answer_busy, S::restage_pending, A::resend);
+  row(S::restage_pending, E::answer_server_error, S::restage_pending, A::resend);
+  row(S::restage_pending, E::answer_too_old, S::delete_pending, A::error_queue_follow_up);
+  row(S::restage_pending, E::answer_credentials_refused, S::delete_pending,
+      A::error_queue_follow_up);
+  row(S::restage_pending, E::answer_conflict, S::delete_pending, A::error_queue_follow_up);
+  row(S::restage_pending, E::answer_too_large, S::delete_pending, A::error_queue_follow_up);
+  row(S::restage_pending, E::answer_unprocessable, S::delete_pending, A::error_queue_follow_up);
+  row(S::restage_pending, E::answer_not_found, S::delete_pending, A::error_queue_follow_up);
+  row(S::restage_pending, E::answer_no_content, S::delete_pending, A::error_queue_follow_up);
+  row(S::restage_pending, E::answer_other, S::delete_pending, A::error_queue_follow_up);
+  row(S::restage_pending, E::answer_stored_response, S::delete_pending, A::error_queue_follow_up);
+  for (E e : handler_events)
+    row(S::restage_pending, e, S::restage_pending, A::none);
 
   // awaiting_follow_up: GET the stored response, run the follow-up handler with it.
   row(S::awaiting_follow_up, E::answer_stored_response, S::awaiting_follow_up, A::run_follow_up);
@@ -149,10 +177,36 @@ TEST(invocation_lifecycle, every_status_has_its_answer_class) {
     EXPECT_EQ(classify(true, status, false), answer_class::no_answer);
 }
 
+// Only a 410 is told apart by its problem: request-too-old from every other.
+TEST(invocation_lifecycle, a_gone_answer_is_told_apart_by_its_problem) {
+  EXPECT_EQ(classify(false, 410, false, "request-too-old"), answer_class::too_old);
+  for (const char* p : {"request-consumed", "request-expired", "response-expired", "", "other"})
+    EXPECT_EQ(classify(false, 410, false, p), answer_class::gone) << p;
+  EXPECT_EQ(classify(false, 404, false, "request-too-old"), answer_class::not_found);
+  EXPECT_EQ(classify(false, 410, true, "request-too-old"), answer_class::stored_response);
+  EXPECT_EQ(classify(true, 410, false, "request-too-old"), answer_class::no_answer);
+}
+
+// A row committed before rows kept their body cannot be staged again: its 404 is a protocol fault
+// as before; every other step is unchanged.
+TEST(invocation_lifecycle, without_a_kept_request_a_404_stays_a_protocol_fault) {
+  EXPECT_EQ(without_kept_request(on_event(S::post_pending, E::answer_not_found)),
+            (lifecycle_step{S::delete_pending, A::error_queue_follow_up}));
+  for (S s : all_states) {
+    for (E e : all_events) {
+      const lifecycle_step step = on_event(s, e);
+      if (step.action != A::restage) {
+        EXPECT_EQ(without_kept_request(step), step) << name_of(s) << " × " << name_of(e);
+      }
+    }
+  }
+}
+
 TEST(invocation_lifecycle, each_sending_state_sends_its_verb) {
   EXPECT_EQ(request_of(S::put_sent), verb::put);
   EXPECT_EQ(request_of(S::staged), std::nullopt);
   EXPECT_EQ(request_of(S::post_pending), verb::post);
+  EXPECT_EQ(request_of(S::restage_pending), verb::put);
   EXPECT_EQ(request_of(S::awaiting_follow_up), verb::get);
   EXPECT_EQ(request_of(S::delete_pending), verb::delete_);
   EXPECT_EQ(request_of(S::done), std::nullopt);
@@ -166,13 +220,16 @@ TEST(invocation_lifecycle, every_answer_to_every_request_has_a_step) {
       continue;
     for (unsigned status = 100; status < 600; ++status) {
       for (bool outcome : {false, true}) {
-        const lifecycle_step step = on_event(s, answer_event(classify(false, status, outcome)));
-        EXPECT_NE(step.action, A::none) << name_of(s) << " " << status;
-        if (s == S::delete_pending) {
-          EXPECT_NE(step.action, A::error_queue_follow_up) << status;
-        }
-        if (s != S::put_sent) {
-          EXPECT_NE(step.action, A::fail_handler) << status;
+        for (const char* problem : {"", "request-too-old"}) {
+          const lifecycle_step step =
+              on_event(s, answer_event(classify(false, status, outcome, problem)));
+          EXPECT_NE(step.action, A::none) << name_of(s) << " " << status;
+          if (s == S::delete_pending) {
+            EXPECT_NE(step.action, A::error_queue_follow_up) << status;
+          }
+          if (s != S::put_sent) {
+            EXPECT_NE(step.action, A::fail_handler) << status;
+          }
         }
       }
     }

@@ -5,6 +5,7 @@
 
 #include <exactly/client/inspect.hpp>
 
+#include <algorithm>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -61,6 +62,15 @@ int list_queues(const client_args& a, bool as_json) {
   }
   print_table(std::cout, {"ENDPOINT", "DUE", "DELAYED", "ERRORS"}, table);
   return 0;
+}
+
+// The stored invocation states, as --state accepts them: "a, b, c or d".
+std::string state_choices() {
+  const auto names = inspect::stored_state_names();
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
 }
 
 int list_invocations(const client_args& a, const inspect::invocation_filter& f, bool as_json) {
@@ -282,7 +292,7 @@ void add_client_commands(CLI::App& app, action_fn& action) {
       bool json = false;
     };
     auto o = std::make_shared<opts>();
-    inv->add_option("--state", o->f.state, "post_pending, awaiting_follow_up or delete_pending");
+    inv->add_option("--state", o->f.state, state_choices());
     inv->add_option("--endpoint", o->f.endpoint, "the endpoint receiving the follow-up");
     inv->add_option("--url-prefix", o->f.url_prefix, "the POST's URL starts with this");
     inv->add_option("--older-than", o->older_than, "recorded at least this long ago: 90s, 10m");
@@ -291,11 +301,9 @@ void add_client_commands(CLI::App& app, action_fn& action) {
     inv->callback([&action, args, o] {
       action = [args, o] {
         const auto& s = o->f.state;
-        if (!s.empty() && s != "post_pending" && s != "awaiting_follow_up" &&
-            s != "delete_pending") {
-          throw usage_error("unknown state '" + s +
-                            "': use post_pending, awaiting_follow_up or delete_pending");
-        }
+        const auto names = inspect::stored_state_names();
+        if (!s.empty() && std::find(names.begin(), names.end(), s) == names.end())
+          throw usage_error("unknown state '" + s + "': use " + state_choices());
         if (!o->older_than.empty()) {
           o->f.min_age_ms = parse_duration(o->older_than);
         }

@@ -35,11 +35,15 @@ std::vector<queue_depth> queue_depths(const database& db, std::int64_t now_ms);
 
 // Unfinished invoke_http calls in one stored state.
 struct invocation_count {
-  std::string state;  // "post_pending", "awaiting_follow_up" or "delete_pending"
+  std::string state;  // one of stored_state_names()
   std::int64_t count = 0;
 };
 
-// The three stored states in lifecycle order, zeros included. Counts only.
+// The names of the stored invocation states in lifecycle order: "post_pending",
+// "restage_pending", "awaiting_follow_up", "delete_pending".
+std::vector<std::string> stored_state_names();
+
+// The stored states in lifecycle order, zeros included. Counts only.
 std::vector<invocation_count> invocation_counts(const database& db);
 
 // Which invocations invocations() lists; an empty field matches all.

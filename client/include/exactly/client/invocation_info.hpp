@@ -10,7 +10,7 @@ namespace exactly::client {
 struct invocation_info {
   std::string request_id{};
   std::string url{};
-  std::string state{};  // "post_pending", "awaiting_follow_up" or "delete_pending"
+  std::string state{};  // "post_pending", "restage_pending", "awaiting_follow_up", "delete_pending"
   int attempts = 0;     // failed sends of the step in progress
   std::string last_error{};
   // Unix ms until which the server keeps the staged request for its POST (the PUT answer's
