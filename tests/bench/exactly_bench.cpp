@@ -1,13 +1,20 @@
-// exactly-bench: one business write made four ways on loopback, in one run, each scenario for a
+// exactly-bench: one business write made five ways on loopback, in one run, each scenario for a
 // fixed time after a warm-up, at each concurrency, against a fresh bench-server process:
-//   plain            POST, no deduplication (the floor)
-//   idempotency-key  POST with an Idempotency-Key, response stored in the same transaction
-//   wire             PUT, POST, GET, DELETE against the connector by a lean load generator
-//   e2e              the client runtime: handler, invoke_http, follow-up, DELETE (both sides
-//   durable)
+//   plain                   POST, no deduplication (the floor)
+//   idempotency-key         POST with an Idempotency-Key, response stored in the same transaction
+//   wire                    PUT, POST, GET, DELETE against the connector by a lean load generator
+//   e2e                     the client runtime: handler, invoke_http, follow-up, DELETE (both
+//                           sides durable)
+//   outbox-idempotency-key  what one builds without the protocol, on the same runtime, queue and
+//                           settings as e2e: the handler queues an outbox message in its
+//                           transaction; the outbox handler POSTs it once with the message id as
+//                           Idempotency-Key (retried on no answer or 5xx) and, in its own
+//                           transaction, records the answer and does the follow-up's write
 // Prints a table and writes JSON: ops/s, p50/p99/p99.9, CPU seconds per op and peak RSS per
-// process, and the ratios wire/idempotency-key and e2e/idempotency-key. --long-run N instead
-// runs N wire cycles and samples RSS and database sizes. Figures only; no assertions.
+// process, and the ratios wire/idempotency-key, e2e/idempotency-key,
+// outbox-idempotency-key/idempotency-key and e2e/outbox-idempotency-key (the median of --rounds).
+// --long-run N instead runs N wire cycles and samples RSS and database sizes. Figures only; no
+// assertions.
 
 #include "process_stats.hpp"
 #include "slow_sync_vfs.hpp"
@@ -197,13 +204,24 @@ struct http_op {
   }
 };
 
+// How the e2e driver's "bill" handler makes the write.
+enum class e2e_way {
+  invoke_http,  // the protocol: invoke_http to the connector route, a "done" follow-up
+  // The baseline: ctx.send to an "outbox" endpoint of the same database, whose handler POSTs to
+  // the idempotency-key route (key: the outbox message's id, the same on every retry) and
+  // records the answer and the follow-up's write in its transaction; it throws on no answer or
+  // a 5xx, so the runtime retries with backoff.
+  outbox_idempotency_key,
+};
+
 // The client runtime, closed loop: each slot queues a message (through an injector thread that
-// enqueues what arrived meanwhile in one commit) whose handler invokes the route, and waits until
-// its follow-up has committed (seen by a poller of the `done` table). The client's database is
-// SQLite, or PostgreSQL with settings::client_postgres.
+// enqueues what arrived meanwhile in one commit) whose handler invokes the route (`way`), and
+// waits until its follow-up has committed (seen by a poller of the `done` table). The client's
+// database is SQLite, or PostgreSQL with settings::client_postgres.
 class e2e_driver {
  public:
-  e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency, const settings& s)
+  e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency, const settings& s,
+             e2e_way way = e2e_way::invoke_http)
       : path_((dir / "client.db").string()),
         db_opts_{.sync = s.relaxed ? sqlite::synchronous::normal : sqlite::synchronous::full},
         pg_opts_{s.client_postgres, !s.relaxed},
@@ -216,6 +234,8 @@ class e2e_driver {
                       ? "CREATE TABLE IF NOT EXISTS done (seq BIGSERIAL PRIMARY KEY, slot BIGINT,"
                         " n BIGINT)"
                       : "CREATE TABLE IF NOT EXISTS done (slot INTEGER, n INTEGER)");
+      c.db().exec(
+          "CREATE TABLE IF NOT EXISTS answers (id TEXT PRIMARY KEY, status INTEGER, body TEXT)");
       client::queue_store q(c.db());  // creates the runtime's tables before the workers start
     }
     const std::string host = "127.0.0.1:" + std::to_string(port);
@@ -223,20 +243,26 @@ class e2e_driver {
         {.keys = {{host, "bench-key"}},
          .max_per_destination = static_cast<std::size_t>(concurrency)});
     const std::string url = "http://" + host + "/bench/write/{id}";
-    auto setup = [this, url](database c) {
+    const std::string idem_url = "http://" + host + "/idem/write";
+    auto setup = [this, url, idem_url, way](database c) {
       std::vector<std::unique_ptr<client::endpoint>> eps;
       eps.push_back(std::make_unique<client::endpoint>(
           "billing", c,
           client::endpoint_options{.transport = transport_, .wait_for_put = wait_for_put_}));
-      eps[0]->on("bill", [url](client::handler_context& ctx) {
-        ctx.invoke_http(url, body, "application/json",
-                        {.type = "done", .body = ctx.incoming().body});
+      if (way == e2e_way::invoke_http) {
+        eps[0]->on("bill", [url](client::handler_context& ctx) {
+          ctx.invoke_http(url, body, "application/json",
+                          {.type = "done", .body = ctx.incoming().body});
+        });
+        eps[0]->on("done", [](client::handler_context& ctx) { record_done(ctx); });
+        return eps;
+      }
+      eps[0]->on("bill", [](client::handler_context& ctx) {
+        ctx.send("outbox", {.type = "publish", .body = ctx.incoming().body});
       });
-      eps[0]->on("done", [](client::handler_context& ctx) {
-        ctx.database().execute("INSERT INTO done(slot, n) VALUES (?, ?)",
-                               ctx.incoming().body.at("slot").get<std::int64_t>(),
-                               ctx.incoming().body.at("n").get<std::int64_t>());
-      });
+      eps.push_back(std::make_unique<client::endpoint>("outbox", c));
+      eps[1]->on("publish",
+                 [this, idem_url](client::handler_context& ctx) { publish(ctx, idem_url); });
       return eps;
     };
     const client::runtime_options ro{.workers = std::min(concurrency, s.e2e_workers),
@@ -279,6 +305,28 @@ class e2e_driver {
   }
 
  private:
+  // The follow-up's write: the slot's n-th message is done.
+  static void record_done(client::handler_context& ctx) {
+    ctx.database().execute("INSERT INTO done(slot, n) VALUES (?, ?)",
+                           ctx.incoming().body.at("slot").get<std::int64_t>(),
+                           ctx.incoming().body.at("n").get<std::int64_t>());
+  }
+
+  // The outbox handler: one POST keyed by the outbox message's id; on a stored answer, the answer
+  // and the follow-up's write commit with the handler. No answer, a 5xx or a refusal throws.
+  void publish(client::handler_context& ctx, const std::string& idem_url) {
+    client::http_call call{"POST", idem_url, "application/json", body};
+    call.headers = {{"Idempotency-Key", ctx.incoming().id}};
+    const client::http_result r = transport_->send_all({call}).front();
+    if (r.transport_failed)
+      throw std::runtime_error("idempotency-key POST: no answer: " + r.error);
+    if (r.status < 200 || r.status >= 300)
+      throw std::runtime_error("idempotency-key POST: status " + std::to_string(r.status));
+    ctx.database().execute("INSERT INTO answers(id, status, body) VALUES (?, ?, ?)",
+                           ctx.incoming().id, static_cast<std::int64_t>(r.status), r.body);
+    record_done(ctx);
+  }
+
   // Messages arrive in groups too: whatever slots queued meanwhile is enqueued in one commit.
   void inject() {
     connection c = open();
@@ -477,10 +525,14 @@ json long_run(long n, int concurrency, double every, double rate, const settings
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"exactly-bench: plain, idempotency-key, wire and e2e on loopback, in one run"};
+  CLI::App app{
+      "exactly-bench: plain, idempotency-key, wire, e2e and outbox-idempotency-key on loopback, in "
+      "one run"};
   settings s;
   std::vector<int> concurrency = {1, 64};
-  std::vector<std::string> scenarios = {"plain", "idempotency-key", "wire", "e2e"};
+  const std::vector<std::string> known = {"plain", "idempotency-key", "wire", "e2e",
+                                          "outbox-idempotency-key"};
+  std::vector<std::string> scenarios = known;
   std::string json_path = "bench-results.json";
   long long_run_cycles = 0;
   double sample_seconds = 10;
@@ -494,16 +546,22 @@ int main(int argc, char** argv) {
                  "server processes sharing the PostgreSQL database; clients spread over them")
       ->check(CLI::Range(1, 8));
   app.add_option("--warmup", s.warmup, "unmeasured time before each scenario");
-  app.add_option("--concurrency", concurrency, "concurrent clients, one run per value");
-  app.add_option("--scenarios", scenarios, "which of plain, idempotency-key, wire, e2e");
+  app.add_option("--concurrency", concurrency, "concurrent clients, one run per value")
+      ->delimiter(',');
+  app.add_option("--scenarios", scenarios,
+                 "which of plain, idempotency-key, wire, e2e, outbox-idempotency-key")
+      ->delimiter(',')
+      ->check(CLI::IsMember(known));
   app.add_option("--json", json_path, "where to write the figures");
   app.add_flag("--synchronous-normal", s.relaxed, "opt out of synchronous=FULL everywhere");
   app.add_flag("--no-group-commit", s.ungrouped, "one COMMIT per request on the server");
   app.add_flag("--no-separate-reads", s.reads_together,
                "server GETs on the storage thread, in commit groups");
   app.add_option("--e2e-workers", s.e2e_workers,
-                 "client runtime worker threads for e2e (at most the concurrency)");
-  app.add_option("--e2e-batch", s.e2e_batch, "client runtime batch: steps sharing one commit");
+                 "client runtime worker threads for e2e and outbox-idempotency-key (at most the "
+                 "concurrency)");
+  app.add_option("--e2e-batch", s.e2e_batch,
+                 "client runtime batch (e2e and outbox-idempotency-key): steps sharing one commit");
   app.add_flag(
       "--e2e-put-in-handler", s.put_in_handler,
       "e2e handlers wait for their PUT's answer, one after another (put_wait::in_handler)");
@@ -562,7 +620,7 @@ int main(int argc, char** argv) {
   if (s.fsync_delay_us > 0)
     std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us)\n",
                 s.fsync_delay_us);
-  std::printf("%-16s %5s %9s %8s %8s %8s %6s %10s %10s %10s %10s\n", "scenario", "conc", "ops/s",
+  std::printf("%-22s %5s %9s %8s %8s %8s %6s %10s %10s %10s %10s\n", "scenario", "conc", "ops/s",
               "p50 ms", "p99 ms", "p99.9 ms", "errors", "srv cpu/op", "cli cpu/op", "srv peak",
               "cli peak");
   std::vector<figures> all;
@@ -584,14 +642,15 @@ int main(int argc, char** argv) {
           ports.push_back(servers.back()->port());
         }
         figures f;
-        if (name == "e2e") {
-          e2e_driver driver(dir.path(), ports[0], c, s);
+        if (name == "e2e" || name == "outbox-idempotency-key") {
+          e2e_driver driver(dir.path(), ports[0], c, s,
+                            name == "e2e" ? e2e_way::invoke_http : e2e_way::outbox_idempotency_key);
           f = measure(name, c, s, pids, e2e_op{&driver});
         } else {
           const int kind = name == "plain" ? 0 : name == "idempotency-key" ? 1 : 2;
           f = measure(name, c, s, pids, http_op{ports, kind});
         }
-        std::printf("%-16s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
+        std::printf("%-22s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
                     name.c_str(), c, f.ops_per_s, f.p50_ms, f.p99_ms, f.p999_ms, f.errors,
                     f.server_cpu_per_op_ms, f.client_cpu_per_op_ms,
                     static_cast<long long>(f.server_peak_rss_kib / 1024),
@@ -615,17 +674,22 @@ int main(int argc, char** argv) {
       }
       return nullptr;
     };
-    for (const char* name : {"wire", "e2e"}) {
+    const std::pair<const char*, const char*> quotients[] = {
+        {"wire", "idempotency-key"},
+        {"e2e", "idempotency-key"},
+        {"outbox-idempotency-key", "idempotency-key"},
+        {"e2e", "outbox-idempotency-key"}};
+    for (const auto& [name, base] : quotients) {
       std::vector<double> ratios;
       for (int round = 0; round < rounds; ++round) {
-        const figures* idem = find("idempotency-key", round);
+        const figures* b = find(base, round);
         const figures* f = find(name, round);
-        if (idem && f && idem->ops_per_s > 0)
-          ratios.push_back(f->ops_per_s / idem->ops_per_s);
+        if (b && f && b->ops_per_s > 0)
+          ratios.push_back(f->ops_per_s / b->ops_per_s);
       }
       if (ratios.empty())
         continue;
-      const std::string key = std::string(name) + "/idempotency-key";
+      const std::string key = std::string(name) + "/" + base;
       out["ratio_rounds"][key][std::to_string(c)] = ratios;
       std::sort(ratios.begin(), ratios.end());
       const double median = ratios[ratios.size() / 2];
