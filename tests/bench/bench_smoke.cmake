@@ -1,6 +1,7 @@
 # A short exactly-bench run whose JSON must hold, for every scenario asked for, a positive ops/s
 # and no errors, and a positive median for every ratio named.
 #   cmake -DBENCH=<exactly-bench> -DJSON=<file> -DSCENARIOS=a,b -DRATIOS=x/y,... -P <this>
+cmake_minimum_required(VERSION 3.22)
 string(REPLACE "," ";" wanted "${SCENARIOS}")
 execute_process(
   COMMAND ${BENCH} --seconds 1 --warmup 0.5 --concurrency 4 --scenarios ${wanted} --json ${JSON}
