@@ -131,9 +131,10 @@ void install_http_routes(server::http_server& http, server::connector& c, write_
         return problem(422, "the Idempotency-Key was used with a different request");
       return server::http_response{stored->status, "application/json", stored->body, {}};
     }
-    write_one(db, r.principal + "/" + key, r.body, w);
-    const std::string response = nlohmann::json{{"ok", true}, {"key", key}}.dump();
+    // A key used again once it expired makes a new write: its row is named by the time too.
     const std::int64_t now = k.clock();
+    write_one(db, r.principal + "/" + key + "/" + std::to_string(now), r.body, w);
+    const std::string response = nlohmann::json{{"ok", true}, {"key", key}}.dump();
     store_key(db, r.principal, key, print, response, now, now - k.window.count());
     return server::http_response{201, "application/json", response, {}};
   });
