@@ -149,6 +149,8 @@ class beast_transport final : public http_transport {
     }
     if (!c.content_type.empty())
       req->set(http::field::content_type, c.content_type);
+    for (const auto& [name, value] : c.headers)
+      req->set(name, value);
     req->body() = c.body;
     req->prepare_payload();
     return req;

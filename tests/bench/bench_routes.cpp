@@ -59,20 +59,22 @@ std::optional<key_record> find_key(const database& db, const std::string& princi
   return r;
 }
 
+// Stores a key's answer at `now_ms`, after deleting the keys stored before `expired_before_ms`.
 void store_key(const database& db, const std::string& principal, const std::string& key,
-               const std::string& fingerprint, const std::string& response) {
+               const std::string& fingerprint, const std::string& response, std::int64_t now_ms,
+               std::int64_t expired_before_ms) {
+  db.execute("DELETE FROM idempotency_keys WHERE created_ms < ?", expired_before_ms);
   if (db.kind() == engine::postgres) {
-    db.as_postgres().execute(
-        "INSERT INTO idempotency_keys VALUES ($1, $2, $3, 201, $4,"
-        " extract(epoch from now())::bigint)",
-        principal, key, pg::bytes{fingerprint}, response);
+    db.as_postgres().execute("INSERT INTO idempotency_keys VALUES ($1, $2, $3, 201, $4, $5)",
+                             principal, key, pg::bytes{fingerprint}, response, now_ms);
     return;
   }
   db.as_sqlite()
-      .prepare("INSERT INTO idempotency_keys VALUES (?, ?, ?, 201, ?, strftime('%s','now'))")
+      .prepare("INSERT INTO idempotency_keys VALUES (?, ?, ?, 201, ?, ?)")
       .bind_all(principal, key)
       .bind_blob(3, fingerprint)
       .bind(4, response)
+      .bind(5, now_ms)
       .run();
 }
 
@@ -91,7 +93,8 @@ void install_connector_route(server::connector& c, write_options w) {
           " fingerprint ") +
       (pg ? "BYTEA" : "BLOB") +
       " NOT NULL, status INTEGER NOT NULL, body TEXT NOT NULL,"
-      " created_ms BIGINT NOT NULL, PRIMARY KEY (principal, key))";
+      " created_ms BIGINT NOT NULL, PRIMARY KEY (principal, key));"
+      "CREATE INDEX IF NOT EXISTS idempotency_keys_created ON idempotency_keys (created_ms)";
   if (pg)
     c.pg().exec(tables);
   else
@@ -107,7 +110,8 @@ void install_connector_route(server::connector& c, write_options w) {
       });
 }
 
-void install_http_routes(server::http_server& http, server::connector& c, write_options w) {
+void install_http_routes(server::http_server& http, server::connector& c, write_options w,
+                         key_options k) {
   http.add_route("POST", "/plain/{id}", [&c, w](const server::http_request& r) {
     write_one(c.storage(), r.params.at("id"), r.body, w);
     return server::http_response{200, "application/json", R"({"ok":true})", {}};
@@ -115,7 +119,8 @@ void install_http_routes(server::http_server& http, server::connector& c, write_
   // The draft's semantics: a key is bound to its first request's fingerprint; the same request
   // again gets the stored response, a different one 422. The write and the stored response
   // commit together on the storage thread, so no request is ever seen in flight (no 409 here).
-  http.add_route("POST", "/idem/write", [&c, w](const server::http_request& r) {
+  // Keys older than k.window are deleted as a new one is stored (an index on created_ms).
+  http.add_route("POST", "/idem/write", [&c, w, k](const server::http_request& r) {
     const std::string key(r.header("Idempotency-Key"));
     if (key.empty() || key.size() > 255)
       return problem(400, "an Idempotency-Key header of 1 to 255 characters is required");
@@ -126,9 +131,11 @@ void install_http_routes(server::http_server& http, server::connector& c, write_
         return problem(422, "the Idempotency-Key was used with a different request");
       return server::http_response{stored->status, "application/json", stored->body, {}};
     }
-    write_one(db, r.principal + "/" + key, r.body, w);
+    // A key used again once it expired makes a new write: its row is named by the time too.
+    const std::int64_t now = k.clock();
+    write_one(db, r.principal + "/" + key + "/" + std::to_string(now), r.body, w);
     const std::string response = nlohmann::json{{"ok", true}, {"key", key}}.dump();
-    store_key(db, r.principal, key, print, response);
+    store_key(db, r.principal, key, print, response, now, now - k.window.count());
     return server::http_response{201, "application/json", response, {}};
   });
 }

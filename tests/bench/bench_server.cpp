@@ -1,6 +1,7 @@
 // bench-server: the benchmark's server process: the plain, idempotency-key and connector routes
-// of bench_routes.hpp on one http_server (API key "bench-key"). Prints "listening on HOST:PORT"
-// once it accepts connections; serves until SIGINT/SIGTERM.
+// of bench_routes.hpp on one http_server (API key "bench-key"), idempotency keys kept 60 s unless
+// told otherwise. Prints "listening on HOST:PORT" once it accepts connections; serves until
+// SIGINT/SIGTERM.
 
 #include "bench_routes.hpp"
 #include "slow_sync_vfs.hpp"
@@ -35,6 +36,10 @@ int main(int argc, char** argv) {
   exactly::bench::write_options writes;
   app.add_flag("--bounded-writes", writes.bounded,
                "overwrite one of 1024 business rows instead of adding one (long runs)");
+  double key_window_s = 60;
+  app.add_option("--idempotency-key-window-seconds", key_window_s,
+                 "the idempotency-key route deletes keys older than this as it stores new ones")
+      ->check(CLI::NonNegativeNumber);
   long fsync_delay_us = 0;
   app.add_option("--fsync-delay-us", fsync_delay_us,
                  "a slow disk: every SQLite fsync takes this much longer")
@@ -68,7 +73,9 @@ int main(int argc, char** argv) {
     so.group_commit = !ungrouped;
     so.sweep_interval = std::chrono::milliseconds(static_cast<std::int64_t>(sweep_s * 1000));
     exactly::server::http_server server(so, connector);
-    exactly::bench::install_http_routes(server, connector, writes);
+    exactly::bench::install_http_routes(
+        server, connector, writes,
+        {.window = std::chrono::milliseconds(static_cast<std::int64_t>(key_window_s * 1000))});
     const std::uint16_t port = server.start();
     std::cout << "listening on " << so.host << ':' << port << std::endl;
     server.run();

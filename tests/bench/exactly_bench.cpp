@@ -1,13 +1,21 @@
-// exactly-bench: one business write made four ways on loopback, in one run, each scenario for a
+// exactly-bench: one business write made five ways on loopback, in one run, each scenario for a
 // fixed time after a warm-up, at each concurrency, against a fresh bench-server process:
-//   plain            POST, no deduplication (the floor)
-//   idempotency-key  POST with an Idempotency-Key, response stored in the same transaction
-//   wire             PUT, POST, GET, DELETE against the connector by a lean load generator
-//   e2e              the client runtime: handler, invoke_http, follow-up, DELETE (both sides
-//   durable)
+//   plain                   POST, no deduplication (the floor)
+//   idempotency-key         POST with an Idempotency-Key, response stored in the same transaction
+//   wire                    PUT, POST, GET, DELETE against the connector by a lean load generator
+//   e2e                     the client runtime: handler, invoke_http, follow-up, DELETE (both
+//                           sides durable)
+//   outbox-idempotency-key  what one builds without the protocol, on the same runtime, queue and
+//                           settings as e2e: the handler queues an outbox message in its
+//                           transaction; outbox dispatchers (one per e2e worker) POST the due
+//                           messages of a batch all at once after commit, with the message id as
+//                           Idempotency-Key (retried with backoff on no answer or 5xx), then in
+//                           one transaction record the answers and do the follow-ups' writes
 // Prints a table and writes JSON: ops/s, p50/p99/p99.9, CPU seconds per op and peak RSS per
-// process, and the ratios wire/idempotency-key and e2e/idempotency-key. --long-run N instead
-// runs N wire cycles and samples RSS and database sizes. Figures only; no assertions.
+// process, and the ratios wire/idempotency-key, e2e/idempotency-key,
+// outbox-idempotency-key/idempotency-key and e2e/outbox-idempotency-key (the median of --rounds).
+// --long-run N instead runs N wire cycles and samples RSS and database sizes. Figures only; no
+// assertions.
 
 #include "process_stats.hpp"
 #include "slow_sync_vfs.hpp"
@@ -21,6 +29,7 @@
 
 #include <exactly/client/endpoint.hpp>
 #include <exactly/client/runtime.hpp>
+#include <exactly/common/backoff.hpp>
 #include <exactly/common/request_id.hpp>
 
 #include <CLI/CLI.hpp>
@@ -35,6 +44,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <thread>
 
 namespace {
@@ -65,6 +75,7 @@ struct figures {
   int concurrency = 0;
   double ops_per_s = 0, p50_ms = 0, p99_ms = 0, p999_ms = 0;
   long ops = 0, errors = 0;
+  long fewest_slot_ops = 0;  // the ops of the client that completed the fewest: 0 = one stalled
   double server_cpu_per_op_ms = 0, client_cpu_per_op_ms = 0;
   std::int64_t server_peak_rss_kib = 0, client_peak_rss_kib = 0;
 };
@@ -156,6 +167,8 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   for (int i = 0; i < concurrency; ++i) {
     all.insert(all.end(), lat[i].begin(), lat[i].end());
     f.errors += errors[i];
+    const long slot_ops = static_cast<long>(lat[i].size());
+    f.fewest_slot_ops = i == 0 ? slot_ops : std::min(f.fewest_slot_ops, slot_ops);
   }
   std::sort(all.begin(), all.end());
   f.ops = static_cast<long>(all.size());
@@ -197,17 +210,29 @@ struct http_op {
   }
 };
 
+// How the e2e driver's "bill" handler makes the write.
+enum class e2e_way {
+  invoke_http,  // the protocol: invoke_http to the connector route, a "done" follow-up
+  // The baseline, a transactional outbox: ctx.send to an outbox queue of the same database that
+  // no runtime endpoint owns; the driver's dispatchers publish it (e2e_driver::dispatch).
+  outbox_idempotency_key,
+};
+
 // The client runtime, closed loop: each slot queues a message (through an injector thread that
-// enqueues what arrived meanwhile in one commit) whose handler invokes the route, and waits until
-// its follow-up has committed (seen by a poller of the `done` table). The client's database is
-// SQLite, or PostgreSQL with settings::client_postgres.
+// enqueues what arrived meanwhile in one commit) whose handler invokes the route (`way`; for the
+// outbox, through the driver's dispatcher threads), and waits until its follow-up has committed
+// (seen by a poller of the `done` table). The client's database is SQLite, or PostgreSQL with
+// settings::client_postgres.
 class e2e_driver {
  public:
-  e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency, const settings& s)
+  e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency, const settings& s,
+             e2e_way way = e2e_way::invoke_http)
       : path_((dir / "client.db").string()),
         db_opts_{.sync = s.relaxed ? sqlite::synchronous::normal : sqlite::synchronous::full},
         pg_opts_{s.client_postgres, !s.relaxed},
         done_(concurrency),
+        dispatchers_(std::min(concurrency, s.e2e_workers)),
+        batch_(s.e2e_batch),
         wait_for_put_(s.put_in_handler ? client::put_wait::in_handler
                                        : client::put_wait::before_commit) {
     {
@@ -216,6 +241,8 @@ class e2e_driver {
                       ? "CREATE TABLE IF NOT EXISTS done (seq BIGSERIAL PRIMARY KEY, slot BIGINT,"
                         " n BIGINT)"
                       : "CREATE TABLE IF NOT EXISTS done (slot INTEGER, n INTEGER)");
+      c.db().exec(
+          "CREATE TABLE IF NOT EXISTS answers (id TEXT PRIMARY KEY, status INTEGER, body TEXT)");
       client::queue_store q(c.db());  // creates the runtime's tables before the workers start
     }
     const std::string host = "127.0.0.1:" + std::to_string(port);
@@ -223,25 +250,30 @@ class e2e_driver {
         {.keys = {{host, "bench-key"}},
          .max_per_destination = static_cast<std::size_t>(concurrency)});
     const std::string url = "http://" + host + "/bench/write/{id}";
-    auto setup = [this, url](database c) {
+    const std::string idem_url = "http://" + host + "/idem/write";
+    auto setup = [this, url, way](database c) {
       std::vector<std::unique_ptr<client::endpoint>> eps;
       eps.push_back(std::make_unique<client::endpoint>(
           "billing", c,
           client::endpoint_options{.transport = transport_, .wait_for_put = wait_for_put_}));
-      eps[0]->on("bill", [url](client::handler_context& ctx) {
-        ctx.invoke_http(url, body, "application/json",
-                        {.type = "done", .body = ctx.incoming().body});
-      });
-      eps[0]->on("done", [](client::handler_context& ctx) {
-        ctx.database().execute("INSERT INTO done(slot, n) VALUES (?, ?)",
-                               ctx.incoming().body.at("slot").get<std::int64_t>(),
-                               ctx.incoming().body.at("n").get<std::int64_t>());
+      if (way == e2e_way::invoke_http) {
+        eps[0]->on("bill", [url](client::handler_context& ctx) {
+          ctx.invoke_http(url, body, "application/json",
+                          {.type = "done", .body = ctx.incoming().body});
+        });
+        eps[0]->on("done", [](client::handler_context& ctx) { record_done(ctx); });
+        return eps;
+      }
+      // The slot picks the dispatcher: one slot's messages always go to the same one.
+      eps[0]->on("bill", [this](client::handler_context& ctx) {
+        const std::int64_t slot = ctx.incoming().body.at("slot").get<std::int64_t>();
+        ctx.send(outbox_queue(slot % dispatchers_),
+                 {.type = "publish", .body = ctx.incoming().body});
       });
       return eps;
     };
-    const client::runtime_options ro{.workers = std::min(concurrency, s.e2e_workers),
-                                     .idle_poll = std::chrono::milliseconds(1),
-                                     .batch = s.e2e_batch};
+    const client::runtime_options ro{
+        .workers = dispatchers_, .idle_poll = std::chrono::milliseconds(1), .batch = s.e2e_batch};
     if (on_postgres())
       runtime_.emplace(
           pg_opts_, [setup](pg::connection& c) { return setup(c); }, ro);
@@ -249,6 +281,10 @@ class e2e_driver {
       runtime_.emplace(
           path_, db_opts_, [setup](sqlite::connection& c) { return setup(c); }, ro);
     runtime_->start();
+    if (way == e2e_way::outbox_idempotency_key) {
+      for (int k = 0; k < dispatchers_; ++k)
+        outbox_.emplace_back([this, k, idem_url] { dispatch(k, idem_url); });
+    }
     poller_ = std::thread([this] { poll(); });
     injector_ = std::thread([this] { inject(); });
   }
@@ -260,6 +296,8 @@ class e2e_driver {
     arrived_.notify_all();
     injector_.join();
     poller_.join();
+    for (auto& t : outbox_)
+      t.join();
     runtime_->stop();
   }
 
@@ -279,6 +317,75 @@ class e2e_driver {
   }
 
  private:
+  // The follow-up's write in `db`: the n-th message of the slot in `m`'s body is done.
+  static void record_done(const database& db, const client::message& m) {
+    db.execute("INSERT INTO done(slot, n) VALUES (?, ?)", m.body.at("slot").get<std::int64_t>(),
+               m.body.at("n").get<std::int64_t>());
+  }
+  static void record_done(client::handler_context& ctx) {
+    record_done(ctx.database(), ctx.incoming());
+  }
+
+  // Dispatcher k's outbox queue: an endpoint name no runtime endpoint owns, so only it reads it.
+  static std::string outbox_queue(std::int64_t k) { return "outbox." + std::to_string(k); }
+
+  // Outbox dispatcher k, on a connection of its own, until stopped: reads up to batch_ due
+  // messages of its queue, sends all their POSTs at once (Idempotency-Key: the message id, the
+  // same on every retry) outside any transaction, then in one flushed transaction records each
+  // stored answer, does its follow-up's write and consumes its message; a message without an
+  // answer or with a 5xx is due again after a backoff, a refusal goes to the error queue.
+  // Sleeps 0.5 ms when nothing is due; a storage error rolls the batch back and is printed.
+  void dispatch(int k, const std::string& idem_url) {
+    connection c = open();
+    const database db = c.db();
+    client::queue_store q(db);
+    const std::string queue = outbox_queue(k);
+    std::mt19937_64 rng(static_cast<std::uint64_t>(k));
+    while (!stop_) {
+      try {
+        if (dispatch_batch(db, q, queue, idem_url, rng) > 0)
+          continue;
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "outbox dispatcher %d: %s\n", k, e.what());
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+  }
+
+  // One batch of dispatch(): the number of messages it read.
+  std::size_t dispatch_batch(const database& db, client::queue_store& q, const std::string& queue,
+                             const std::string& idem_url, std::mt19937_64& rng) {
+    const std::int64_t now = system_now_ms();
+    const std::vector<client::queued_message> due = q.due(queue, now, batch_);
+    if (due.empty())
+      return 0;
+    std::vector<client::http_call> calls;
+    for (const client::queued_message& m : due)
+      calls.push_back(
+          {"POST", idem_url, "application/json", body, {{"Idempotency-Key", m.msg.id}}});
+    const std::vector<client::http_result> answers = transport_->send_all(calls);
+    database_transaction tx(db);
+    for (std::size_t i = 0; i < due.size(); ++i) {
+      const client::http_result& r = answers[i];
+      const client::queued_message& m = due[i];
+      if (!r.transport_failed && r.status >= 200 && r.status < 300) {
+        db.execute("INSERT INTO answers(id, status, body) VALUES (?, ?, ?)", m.msg.id,
+                   static_cast<std::int64_t>(r.status), r.body);
+        record_done(db, m.msg);
+        q.consume(m.seq);
+        continue;
+      }
+      const std::string error =
+          r.transport_failed ? "no answer: " + r.error : "status " + std::to_string(r.status);
+      if (r.transport_failed || r.status >= 500)
+        q.retry_later(m.seq, now + backoff_policy{}.delay(m.attempts, rng).count(), error);
+      else
+        q.move_to_errors(m.seq, error, now);
+    }
+    tx.commit();
+    return due.size();
+  }
+
   // Messages arrive in groups too: whatever slots queued meanwhile is enqueued in one commit.
   void inject() {
     connection c = open();
@@ -363,9 +470,12 @@ class e2e_driver {
   std::condition_variable wake_, arrived_;
   std::vector<std::pair<int, std::int64_t>> arrivals_;
   std::vector<std::int64_t> done_;
+  int dispatchers_;  // runtime workers, and outbox dispatchers of outbox_idempotency_key
+  int batch_;        // messages a worker or dispatcher commits together
   client::put_wait wait_for_put_;
   std::atomic<bool> stop_{false};
   std::thread poller_, injector_;
+  std::vector<std::thread> outbox_;
 };
 
 // e2e_driver is not copyable; measure() copies nothing but calls through this reference.
@@ -381,6 +491,7 @@ json to_json(const figures& f) {
           {"ops_per_s", f.ops_per_s},
           {"ops", f.ops},
           {"errors", f.errors},
+          {"fewest_slot_ops", f.fewest_slot_ops},
           {"p50_ms", f.p50_ms},
           {"p99_ms", f.p99_ms},
           {"p999_ms", f.p999_ms},
@@ -477,10 +588,14 @@ json long_run(long n, int concurrency, double every, double rate, const settings
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"exactly-bench: plain, idempotency-key, wire and e2e on loopback, in one run"};
+  CLI::App app{
+      "exactly-bench: plain, idempotency-key, wire, e2e and outbox-idempotency-key on loopback, in "
+      "one run"};
   settings s;
   std::vector<int> concurrency = {1, 64};
-  std::vector<std::string> scenarios = {"plain", "idempotency-key", "wire", "e2e"};
+  const std::vector<std::string> known = {"plain", "idempotency-key", "wire", "e2e",
+                                          "outbox-idempotency-key"};
+  std::vector<std::string> scenarios = known;
   std::string json_path = "bench-results.json";
   long long_run_cycles = 0;
   double sample_seconds = 10;
@@ -494,16 +609,22 @@ int main(int argc, char** argv) {
                  "server processes sharing the PostgreSQL database; clients spread over them")
       ->check(CLI::Range(1, 8));
   app.add_option("--warmup", s.warmup, "unmeasured time before each scenario");
-  app.add_option("--concurrency", concurrency, "concurrent clients, one run per value");
-  app.add_option("--scenarios", scenarios, "which of plain, idempotency-key, wire, e2e");
+  app.add_option("--concurrency", concurrency, "concurrent clients, one run per value")
+      ->delimiter(',');
+  app.add_option("--scenarios", scenarios,
+                 "which of plain, idempotency-key, wire, e2e, outbox-idempotency-key")
+      ->delimiter(',')
+      ->check(CLI::IsMember(known));
   app.add_option("--json", json_path, "where to write the figures");
   app.add_flag("--synchronous-normal", s.relaxed, "opt out of synchronous=FULL everywhere");
   app.add_flag("--no-group-commit", s.ungrouped, "one COMMIT per request on the server");
   app.add_flag("--no-separate-reads", s.reads_together,
                "server GETs on the storage thread, in commit groups");
   app.add_option("--e2e-workers", s.e2e_workers,
-                 "client runtime worker threads for e2e (at most the concurrency)");
-  app.add_option("--e2e-batch", s.e2e_batch, "client runtime batch: steps sharing one commit");
+                 "client runtime worker threads for e2e and outbox-idempotency-key (at most the "
+                 "concurrency)");
+  app.add_option("--e2e-batch", s.e2e_batch,
+                 "client runtime batch (e2e and outbox-idempotency-key): steps sharing one commit");
   app.add_flag(
       "--e2e-put-in-handler", s.put_in_handler,
       "e2e handlers wait for their PUT's answer, one after another (put_wait::in_handler)");
@@ -562,7 +683,7 @@ int main(int argc, char** argv) {
   if (s.fsync_delay_us > 0)
     std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us)\n",
                 s.fsync_delay_us);
-  std::printf("%-16s %5s %9s %8s %8s %8s %6s %10s %10s %10s %10s\n", "scenario", "conc", "ops/s",
+  std::printf("%-22s %5s %9s %8s %8s %8s %6s %10s %10s %10s %10s\n", "scenario", "conc", "ops/s",
               "p50 ms", "p99 ms", "p99.9 ms", "errors", "srv cpu/op", "cli cpu/op", "srv peak",
               "cli peak");
   std::vector<figures> all;
@@ -584,14 +705,15 @@ int main(int argc, char** argv) {
           ports.push_back(servers.back()->port());
         }
         figures f;
-        if (name == "e2e") {
-          e2e_driver driver(dir.path(), ports[0], c, s);
+        if (name == "e2e" || name == "outbox-idempotency-key") {
+          e2e_driver driver(dir.path(), ports[0], c, s,
+                            name == "e2e" ? e2e_way::invoke_http : e2e_way::outbox_idempotency_key);
           f = measure(name, c, s, pids, e2e_op{&driver});
         } else {
           const int kind = name == "plain" ? 0 : name == "idempotency-key" ? 1 : 2;
           f = measure(name, c, s, pids, http_op{ports, kind});
         }
-        std::printf("%-16s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
+        std::printf("%-22s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
                     name.c_str(), c, f.ops_per_s, f.p50_ms, f.p99_ms, f.p999_ms, f.errors,
                     f.server_cpu_per_op_ms, f.client_cpu_per_op_ms,
                     static_cast<long long>(f.server_peak_rss_kib / 1024),
@@ -615,17 +737,22 @@ int main(int argc, char** argv) {
       }
       return nullptr;
     };
-    for (const char* name : {"wire", "e2e"}) {
+    const std::pair<const char*, const char*> quotients[] = {
+        {"wire", "idempotency-key"},
+        {"e2e", "idempotency-key"},
+        {"outbox-idempotency-key", "idempotency-key"},
+        {"e2e", "outbox-idempotency-key"}};
+    for (const auto& [name, base] : quotients) {
       std::vector<double> ratios;
       for (int round = 0; round < rounds; ++round) {
-        const figures* idem = find("idempotency-key", round);
+        const figures* b = find(base, round);
         const figures* f = find(name, round);
-        if (idem && f && idem->ops_per_s > 0)
-          ratios.push_back(f->ops_per_s / idem->ops_per_s);
+        if (b && f && b->ops_per_s > 0)
+          ratios.push_back(f->ops_per_s / b->ops_per_s);
       }
       if (ratios.empty())
         continue;
-      const std::string key = std::string(name) + "/idempotency-key";
+      const std::string key = std::string(name) + "/" + base;
       out["ratio_rounds"][key][std::to_string(c)] = ratios;
       std::sort(ratios.begin(), ratios.end());
       const double median = ratios[ratios.size() / 2];

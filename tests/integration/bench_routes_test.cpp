@@ -1,7 +1,7 @@
 // The benchmark's baselines must do what they claim, or the ratios mean nothing: the plain route
 // writes once per request; the idempotency-key route writes once per key and principal, replays
-// the stored response, refuses a reused key with another body (422) and a missing key (400); the
-// connector route writes once per executed id.
+// the stored response, refuses a reused key with another body (422) and a missing key (400), and
+// deletes keys older than its window; the connector route writes once per executed id.
 
 #include <bench_routes.hpp>
 #include <echo_server.hpp>
@@ -10,6 +10,8 @@
 #include <exactly/common/request_id.hpp>
 
 #include <gtest/gtest.h>
+
+#include <atomic>
 
 namespace exactly::test {
 namespace {
@@ -20,7 +22,9 @@ class bench_routes : public ::testing::Test {
       : connector_({.db_path = (dir_.path() / "bench.db").string()}),
         http_({.api_keys = {{"k1", "alice"}, {"k2", "bob"}}}, connector_) {
     bench::install_connector_route(connector_);
-    bench::install_http_routes(http_, connector_);
+    bench::install_http_routes(
+        http_, connector_, {},
+        {.window = std::chrono::seconds(60), .clock = [this] { return now_ms_.load(); }});
     client_.emplace(http_.start());
   }
 
@@ -31,13 +35,16 @@ class bench_routes : public ::testing::Test {
       h.emplace_back("Idempotency-Key", key);
     return client_->request("POST", "/idem/write", body, h);
   }
-  std::int64_t writes() {
+  // Rows of `table` in the server's database, read on its storage thread.
+  std::int64_t rows(const std::string& table) {
     std::int64_t n = 0;
     http_.run_on_storage(
-        [&] { n = *connector_.db().query_int64("SELECT count(*) FROM bench_writes"); });
+        [&] { n = *connector_.db().query_int64("SELECT count(*) FROM " + table); });
     return n;
   }
+  std::int64_t writes() { return rows("bench_writes"); }
 
+  std::atomic<std::int64_t> now_ms_{1'000'000'000};  // the idempotency-key route's clock
   temp_dir dir_;
   server::connector connector_;
   server::http_server http_;
@@ -57,6 +64,21 @@ TEST_F(bench_routes, the_idempotency_key_route_writes_once_per_key_and_replays) 
   EXPECT_EQ(writes(), 1);
   EXPECT_EQ(post_idem("key-1", R"({"a":1})", "k2").status, 201u);  // keys are per principal
   EXPECT_EQ(writes(), 2);
+}
+
+TEST_F(bench_routes, the_idempotency_key_route_deletes_keys_older_than_its_window) {
+  EXPECT_EQ(post_idem("key-a", R"({"a":1})").status, 201u);
+  now_ms_ += 30'000;
+  EXPECT_EQ(post_idem("key-b", R"({"a":1})").status, 201u);
+  EXPECT_EQ(rows("idempotency_keys"), 2);  // key-a is 30 s old: kept
+  EXPECT_EQ(post_idem("key-a", R"({"a":1})").status, 201u);
+  EXPECT_EQ(writes(), 2);  // replayed
+  now_ms_ += 31'000;
+  EXPECT_EQ(post_idem("key-c", R"({"a":1})").status, 201u);
+  EXPECT_EQ(rows("idempotency_keys"), 2);  // key-a, 61 s old, went as key-c was stored
+  EXPECT_EQ(post_idem("key-a", R"({"a":1})").status, 201u);
+  EXPECT_EQ(writes(), 4);  // an expired key's request runs again
+  EXPECT_EQ(rows("idempotency_keys"), 3);
 }
 
 TEST_F(bench_routes, the_plain_route_writes_each_time_and_the_connector_route_once) {

@@ -1,6 +1,6 @@
 // The client's Beast transport against a small scripted server on loopback: kept-alive
-// connections are reused, the per-destination limit holds under concurrent callers, and https
-// verifies the peer (chain and host name) unless told not to.
+// connections are reused, a call's headers are sent, the per-destination limit holds under
+// concurrent callers, and https verifies the peer (chain and host name) unless told not to.
 
 #include <certificates.hpp>
 #include <echo_server.hpp>
@@ -35,8 +35,8 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-// Answers every request "200 ok" after `delay`, on plain TCP or TLS, counting connections and
-// the most requests it had in flight at once.
+// Answers every request "200 ok" after `delay`, on plain TCP or TLS, counting connections, the
+// most requests it had in flight at once, and requests with the header "X-Test: yes".
 class scripted_server {
  public:
   explicit scripted_server(std::chrono::milliseconds delay, asio::ssl::context* tls = nullptr,
@@ -53,6 +53,7 @@ class scripted_server {
   int connections() const { return connections_; }
   int requests() const { return requests_; }
   int max_in_flight() const { return max_in_flight_; }
+  int marked() const { return marked_; }
 
  private:
   asio::awaitable<void> accept_loop() {
@@ -84,6 +85,8 @@ class scripted_server {
       if (rec)
         co_return;
       ++requests_;
+      if (req["X-Test"] == "yes")
+        ++marked_;
       max_in_flight_ = std::max(max_in_flight_.load(), ++in_flight_);
       asio::steady_timer t(io_, delay_);
       co_await t.async_wait(use_tuple);
@@ -104,7 +107,7 @@ class scripted_server {
   asio::io_context io_;
   tcp::acceptor acceptor_;
   std::thread thread_;
-  std::atomic<int> connections_{0}, requests_{0}, in_flight_{0}, max_in_flight_{0};
+  std::atomic<int> connections_{0}, requests_{0}, in_flight_{0}, max_in_flight_{0}, marked_{0};
 };
 
 TEST(http_transport, reuses_a_kept_alive_connection) {
@@ -119,6 +122,19 @@ TEST(http_transport, reuses_a_kept_alive_connection) {
   }
   EXPECT_EQ(server.requests(), 20);
   EXPECT_EQ(server.connections(), 1);
+}
+
+TEST(http_transport, sends_the_headers_of_a_call) {
+  scripted_server server(std::chrono::milliseconds(0));
+  auto t = client::make_beast_transport();
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port()) + "/x";
+  client::http_call marked{"POST", url, "text/plain", "hi"};
+  marked.headers = {{"X-Test", "yes"}};
+  const auto answers = t->send_all({marked, {"POST", url, "text/plain", "hi"}, marked});
+  ASSERT_EQ(answers.size(), 3u);
+  EXPECT_EQ(answers[2].status, 200u);
+  EXPECT_EQ(server.requests(), 3);
+  EXPECT_EQ(server.marked(), 2);
 }
 
 TEST(http_transport, holds_the_per_destination_limit_under_concurrent_callers) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace exactly::client {
@@ -26,6 +27,9 @@ struct http_result {
 // One request of a send_all() batch.
 struct http_call {
   std::string method, url, content_type, body;
+  // Further request headers (name, value). The Beast transport sends them; the default send_all
+  // and start, which go through send(), cannot.
+  std::vector<std::pair<std::string, std::string>> headers{};
 };
 
 // Sends requests and waits for their answers. Implementations must be safe to call from the

@@ -1,0 +1,42 @@
+# A short exactly-bench run whose JSON must hold, for every scenario asked for, a positive ops/s,
+# no errors and no client that completed nothing, and a positive median for every ratio named.
+#   cmake -DBENCH=<exactly-bench> -DJSON=<file> -DSCENARIOS=a,b -DRATIOS=x/y,... [-DARGS=--x,1] -P <this>
+cmake_minimum_required(VERSION 3.22)
+string(REPLACE "," ";" wanted "${SCENARIOS}")
+string(REPLACE "," ";" extra "${ARGS}")
+execute_process(
+  COMMAND ${BENCH} --seconds 1 --warmup 0.5 --concurrency 4 --scenarios ${wanted} --json ${JSON}
+          ${extra}
+  RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "exactly-bench exited with ${status}")
+endif()
+file(READ ${JSON} out)
+
+string(JSON rows LENGTH "${out}" results)
+set(seen "")
+math(EXPR last "${rows} - 1")
+foreach(i RANGE ${last})
+  string(JSON name GET "${out}" results ${i} scenario)
+  string(JSON ops GET "${out}" results ${i} ops_per_s)
+  string(JSON errors GET "${out}" results ${i} errors)
+  string(JSON fewest GET "${out}" results ${i} fewest_slot_ops)
+  if(NOT ops GREATER 0 OR NOT errors EQUAL 0 OR NOT fewest GREATER 0)
+    message(FATAL_ERROR "${name}: ${ops} ops/s, ${errors} errors, ${fewest} ops by one client")
+  endif()
+  list(APPEND seen ${name})
+endforeach()
+foreach(name IN LISTS wanted)
+  if(NOT name IN_LIST seen)
+    message(FATAL_ERROR "no figures for ${name}")
+  endif()
+endforeach()
+
+string(REPLACE "," ";" named "${RATIOS}")
+foreach(ratio IN LISTS named)
+  string(JSON value ERROR_VARIABLE missing GET "${out}" ratios ${ratio} 4)
+  if(missing OR NOT value GREATER 0)
+    message(FATAL_ERROR "ratio ${ratio}: '${value}' ${missing}")
+  endif()
+  message(STATUS "${ratio} = ${value}")
+endforeach()
