@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace exactly::client {
 
 runtime::runtime(std::string db_path, sqlite::options db_opts, setup_fn setup, runtime_options opts)
@@ -42,10 +44,15 @@ runtime::~runtime() {
 void runtime::start() {
   if (!opts_.metrics_address.empty() && metrics_port_ == 0)
     metrics_port_ = metrics_->serve(opts_.metrics_address);
+  const role workers = opts_.publishers > 0 ? role::handlers : role::both;
   for (int i = 0; i < opts_.workers; ++i)
-    threads_.emplace_back([this] { run_worker(); });
+    threads_.emplace_back([this, workers] { run_worker(workers); });
+  for (int i = 0; i < opts_.publishers; ++i)
+    threads_.emplace_back([this] { run_worker(role::publisher); });
   std::unique_lock lock(mutex_);
-  wake_.wait(lock, [this] { return ready_ == opts_.workers || setup_error_; });
+  wake_.wait(lock, [this] {
+    return ready_ == opts_.workers + std::max(opts_.publishers, 0) || setup_error_;
+  });
   if (setup_error_) {
     const auto e = setup_error_;
     lock.unlock();
@@ -79,7 +86,7 @@ std::string runtime::metrics_text() {
   return metrics_->text();
 }
 
-void runtime::run_worker() {
+void runtime::run_worker(role r) {
   std::shared_ptr<void> db;  // the worker's connection, outliving its endpoints
   std::vector<std::unique_ptr<endpoint>> endpoints;
   try {
@@ -110,8 +117,12 @@ void runtime::run_worker() {
     }
     std::size_t done = 0;
     try {
-      for (auto& ep : endpoints)
-        done += ep->process_due(opts_.batch) + ep->publish_due(opts_.batch);
+      for (auto& ep : endpoints) {
+        if (r != role::publisher)
+          done += ep->process_due(opts_.batch);
+        if (r != role::handlers)
+          done += ep->publish_due(opts_.batch);
+      }
     } catch (const storage_error&) {
       done = 0;  // storage busy or failing: nothing committed; try again after a pause
     } catch (const std::exception& e) {
@@ -119,6 +130,8 @@ void runtime::run_worker() {
       spdlog::error("client runtime worker: {}; retrying after a pause", e.what());
       done = 0;
     }
+    if (done > 0 && r == role::handlers)
+      notify();  // committed steps for the publishers: no idle wait for them
     if (done == 0) {
       std::unique_lock lock(mutex_);
       wake_.wait_for(lock, opts_.idle_poll, [&] { return stopping_ || notified_ != seen; });

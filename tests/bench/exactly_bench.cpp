@@ -272,8 +272,12 @@ class e2e_driver {
       });
       return eps;
     };
-    const client::runtime_options ro{
-        .workers = dispatchers_, .idle_poll = std::chrono::milliseconds(1), .batch = s.e2e_batch};
+    // The same threads either way: D handler workers, and D threads that publish (the runtime's
+    // publishers, or the outbox's dispatchers).
+    const client::runtime_options ro{.workers = dispatchers_,
+                                     .idle_poll = std::chrono::milliseconds(1),
+                                     .batch = s.e2e_batch,
+                                     .publishers = way == e2e_way::invoke_http ? dispatchers_ : 0};
     if (on_postgres())
       runtime_.emplace(
           pg_opts_, [setup](pg::connection& c) { return setup(c); }, ro);

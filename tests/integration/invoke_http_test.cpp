@@ -151,9 +151,9 @@ class invoke_http : public ::testing::Test {
   void through_faults(client::put_wait wait, std::uint64_t seed);
 
   // Runs `workers` runtime workers until `n` follow-ups committed and nothing is pending.
-  void run_until_done(client::runtime::setup_fn setup, int workers, int n) {
+  void run_until_done(client::runtime::setup_fn setup, int workers, int n, int publishers = 0) {
     client::runtime rt((dir_.path() / "client.db").string(), {}, std::move(setup),
-                       {.workers = workers});
+                       {.workers = workers, .publishers = publishers});
     rt.start();
     EXPECT_TRUE(eventually([&] {
       return q("SELECT count(*) FROM results") == n &&
@@ -736,6 +736,26 @@ TEST_F(invoke_http, concurrent_workers_still_execute_once_and_follow_up_once) {
   EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 0);
   EXPECT_EQ(server.rows().executed, 0);
   EXPECT_EQ(server.rows().staged, 0);
+}
+
+// Handler workers and publisher threads apart: each step still done once by one of them.
+TEST_F(invoke_http, workers_and_publishers_apart_still_execute_once_and_follow_up_once) {
+  echo_server server(cfg_);
+  const std::string host = "127.0.0.1:" + std::to_string(server.port());
+  constexpr int n = 100;
+  queue_bills(n);
+  run_until_done(billing_setup(client::make_beast_transport({.keys = {{host, "alice-key"}}}),
+                               "http://" + host + "/vectors/echo/{id}"),
+                 2, n, 2);
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), n);
+  EXPECT_EQ(q("SELECT count(*) FROM results"), n);
+  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 0);
+  EXPECT_EQ(server.rows().executed, 0);
+  EXPECT_EQ(server.rows().staged, 0);
+  EXPECT_EQ(server.rows().tombstone, n);
 }
 
 // The server clock's span around something the server did: what it stamped lies within.

@@ -25,6 +25,9 @@ struct runtime_options {
   int workers = 1;                          // concurrent handlers
   std::chrono::milliseconds idle_poll{10};  // wait when nothing is due (see runtime::notify)
   int batch = 16;                           // messages/steps a worker takes per turn
+  // Threads that only publish (POSTs with their follow-ups, re-PUTs, DELETEs) while the workers
+  // only run handlers, so the two overlap: more invocations in flight. 0: each worker does both.
+  int publishers = 0;
   // Serves metrics_text() at http://<metrics_address>/metrics from start() on (e.g.
   // "127.0.0.1:9464"; port 0 picks a free one, see metrics_port()); "" serves nothing.
   std::string metrics_address{};
@@ -68,7 +71,8 @@ class runtime {
   using any_setup_fn = std::function<std::vector<std::unique_ptr<endpoint>>(database)>;
   runtime(connect_fn connect, any_setup_fn setup, runtime_options opts);
 
-  void run_worker();
+  enum class role { both, handlers, publisher };
+  void run_worker(role r);
 
   // Opens a worker's connection, kept alive by `keep`, and builds its endpoints on it.
   using worker_setup =
