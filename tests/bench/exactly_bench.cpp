@@ -63,6 +63,7 @@ struct settings {
   bool relaxed = false, ungrouped = false, reads_together = false;
   int e2e_workers = 1;          // runtime worker threads carrying the e2e invocations
   int e2e_batch = 64;           // messages or steps a worker commits together
+  int e2e_publishers = -1;      // e2e's runtime publisher threads; -1: as many as the dispatchers
   bool put_in_handler = false;  // e2e handlers wait for their PUTs (put_wait::in_handler)
   long fsync_delay_us = 0;      // a slow disk on both sides (slow_sync_vfs.hpp)
   std::string postgres;         // the server stores in this PostgreSQL schema; "" = SQLite
@@ -277,7 +278,9 @@ class e2e_driver {
     const client::runtime_options ro{.workers = dispatchers_,
                                      .idle_poll = std::chrono::milliseconds(1),
                                      .batch = s.e2e_batch,
-                                     .publishers = way == e2e_way::invoke_http ? dispatchers_ : 0};
+                                     .publishers = way != e2e_way::invoke_http ? 0
+                                                   : s.e2e_publishers < 0      ? dispatchers_
+                                                                               : s.e2e_publishers};
     if (on_postgres())
       runtime_.emplace(
           pg_opts_, [setup](pg::connection& c) { return setup(c); }, ro);
@@ -627,6 +630,9 @@ int main(int argc, char** argv) {
   app.add_option("--e2e-workers", s.e2e_workers,
                  "client runtime worker threads for e2e and outbox-idempotency-key (at most the "
                  "concurrency)");
+  app.add_option("--e2e-publishers", s.e2e_publishers,
+                 "e2e: runtime threads that only publish beside the handler workers (0: the "
+                 "workers publish too; default: as many as the outbox baseline's dispatchers)");
   app.add_option("--e2e-batch", s.e2e_batch,
                  "client runtime batch (e2e and outbox-idempotency-key): steps sharing one commit");
   app.add_flag(
@@ -668,6 +674,7 @@ int main(int argc, char** argv) {
               {"separate_reads", !s.reads_together},
               {"e2e_workers", s.e2e_workers},
               {"e2e_batch", s.e2e_batch},
+              {"e2e_publishers", s.e2e_publishers},
               {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"},
               {"fsync_delay_us", s.fsync_delay_us},
               {"engine", engine},
