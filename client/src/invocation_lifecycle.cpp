@@ -80,9 +80,9 @@ lifecycle_step on_post_pending(event e) {
 
 // PUT the kept body again under the same id, then POST again: after 201 or 200 (staged), after 410
 // request-consumed (executed, or gone for good: the POST tells which), and after no answer (the
-// POST finds it staged, or meets 404 again). Busy or failing: the PUT again, later. 410
-// request-too-old (the id can never be staged again) and every other refusal (409, 413, 422,
-// 401/403, ...) are protocol faults: error queue, and the id is DELETEd.
+// POST finds it staged, or meets 404 again). Busy, failing or credentials refused (as for a POST):
+// the PUT again, later. 410 request-too-old (the id can never be staged again) and every other
+// refusal (409, 413, 422, ...) are protocol faults: error queue, and the id is DELETEd.
 lifecycle_step on_restage_pending(event e) {
   switch (e) {
     case event::answer_created:
@@ -92,6 +92,7 @@ lifecycle_step on_restage_pending(event e) {
       return {state::post_pending, action::post_again};
     case event::answer_busy:
     case event::answer_server_error:
+    case event::answer_credentials_refused:
       return {state::restage_pending, action::resend};
     default:
       if (is_answer(e))

@@ -76,8 +76,8 @@ table expected() {
 
   // restage_pending: PUT the kept body again under the same id. Staged (201, 200), consumed
   // (410 request-consumed: the POST tells executed from gone), or unanswered: POST again. Busy or
-  // failing: the PUT again later. 410 request-too-old and every other refusal, 401/403 included:
-  // protocol fault.
+  // failing, or credentials refused (as for a POST: keys are rotated): the PUT again later. 410
+  // request-too-old and every other refusal: protocol fault.
   row(S::restage_pending, E::answer_created, S::post_pending, A::post_again);
   row(S::restage_pending, E::answer_ok, S::post_pending, A::post_again);
   row(S::restage_pending, E::answer_gone, S::post_pending, A::post_again);
@@ -85,8 +85,7 @@ table expected() {
   row(S::restage_pending, E::answer_busy, S::restage_pending, A::resend);
   row(S::restage_pending, E::answer_server_error, S::restage_pending, A::resend);
   row(S::restage_pending, E::answer_too_old, S::delete_pending, A::error_queue_follow_up);
-  row(S::restage_pending, E::answer_credentials_refused, S::delete_pending,
-      A::error_queue_follow_up);
+  row(S::restage_pending, E::answer_credentials_refused, S::restage_pending, A::resend);
   row(S::restage_pending, E::answer_conflict, S::delete_pending, A::error_queue_follow_up);
   row(S::restage_pending, E::answer_too_large, S::delete_pending, A::error_queue_follow_up);
   row(S::restage_pending, E::answer_unprocessable, S::delete_pending, A::error_queue_follow_up);
