@@ -86,6 +86,14 @@ TEST_F(postgres_test, a_commit_after_a_failed_statement_throws_instead_of_lookin
 
 TEST_F(postgres_test, commit_unflushed_commits_and_leaves_the_session_synchronous) {
   db.exec("CREATE TABLE t (i BIGINT)");
+  // A deferred trigger runs at COMMIT: it records the synchronous_commit that COMMIT ran with.
+  db.exec(
+      "CREATE TABLE seen (n SERIAL, setting TEXT);"
+      "CREATE FUNCTION record_setting() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+      " INSERT INTO seen (setting) VALUES (current_setting('synchronous_commit')); RETURN NULL;"
+      " END $$;"
+      "CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON t DEFERRABLE INITIALLY DEFERRED"
+      " FOR EACH ROW EXECUTE FUNCTION record_setting()");
   pg::connection other{{test::test_cluster().fresh_schema()}};
   const std::string table = db.query("SELECT current_schema()").text(0, 0) + ".t";
   {
@@ -124,6 +132,13 @@ TEST_F(postgres_test, commit_unflushed_commits_and_leaves_the_session_synchronou
   EXPECT_EQ(hooks, 1);
   EXPECT_EQ(other.query_int64("SELECT sum(i) FROM " + table), 4);
   EXPECT_EQ(db.query("SHOW synchronous_commit").text(0, 0), "on");
+  {
+    pg::transaction tx(db);
+    db.execute("INSERT INTO t VALUES (5)");
+    tx.commit();
+  }
+  const pg::result seen = db.query("SELECT string_agg(setting, ',' ORDER BY n) FROM seen");
+  EXPECT_EQ(seen.text(0, 0), "off,off,on");  // rows 1 and 3 unflushed, 5 flushed
 }
 
 TEST_F(postgres_test, the_database_handle_names_its_engine_and_refuses_the_other) {
