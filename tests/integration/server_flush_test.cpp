@@ -9,6 +9,7 @@
 #include <slow_sync_vfs.hpp>
 
 #include "server/src/commit_group.hpp"
+#include "server/src/storage_executor.hpp"
 
 #include <exactly/common/request_id.hpp>
 #include <exactly/common/sqlite.hpp>
@@ -193,6 +194,37 @@ TEST_F(flushed_groups, flush_every_commit_flushes_every_group) {
   EXPECT_EQ(g.stats().groups, 2);
   EXPECT_EQ(g.stats().unflushed, 0);
   EXPECT_EQ(rows(), 4);
+}
+
+TEST_F(flushed_groups, storage_work_inside_an_open_group_makes_it_flushed) {
+  // A PUT's group, then a storage_executor::run() queued behind it (as a metrics scrape or the
+  // test control's sweep would be): it runs while the group is open, so the group is flushed.
+  server::storage_executor storage(db_, true);
+  int ran = 0;
+  auto put = [&]() -> asio::awaitable<void> {
+    const auto [failure, answer] = co_await storage.run_in_commit_group(
+        [&] {
+          db_.exec("INSERT INTO t VALUES (1)");
+          return 1;
+        },
+        true, commit_flush::may_defer);
+    answered_ += answer.value_or(0);
+  };
+  auto other = [&]() -> asio::awaitable<void> { ran += co_await storage.run([&] { return 1; }); };
+  const std::uint64_t before = bench::slow_syncs();
+  asio::co_spawn(io_, put(), asio::detached);
+  asio::co_spawn(io_, other(), asio::detached);
+  io_.poll();  // both queued on the storage thread, which has not started
+  storage.start();
+  io_.run();
+  storage.stop([] {});
+  io_.restart();
+  io_.run();  // whatever completed as the storage thread ended
+  EXPECT_EQ(answered_, 1);
+  EXPECT_EQ(ran, 1);
+  EXPECT_GE(bench::slow_syncs() - before, 1u);
+  EXPECT_EQ(storage.group_counts().groups, 1);
+  EXPECT_EQ(storage.group_counts().unflushed, 0);
 }
 
 }  // namespace
