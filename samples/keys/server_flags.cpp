@@ -114,6 +114,10 @@ void add_server_options(CLI::App& app, server::server_options& so, server::conne
                  "false: one commit each")
       ->default_str(so.group_commit ? "true" : "false")
       ->group(jobs);
+  app.add_flag("--flush-every-commit", so.flush_every_commit,
+               "flush PUTs and DELETEs to disk before answering too (by default a crash of the "
+               "machine or of PostgreSQL may take back those answered since the last flush)")
+      ->group(jobs);
   app.add_flag("--metrics-need-key", so.metrics_need_key,
                "/metrics answers only requests with a valid API key")
       ->group(jobs);

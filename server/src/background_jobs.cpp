@@ -10,22 +10,22 @@ namespace exactly::server {
 
 using namespace exactly::net;
 
-background_jobs::background_jobs(asio::io_context& storage, connector& c,
+background_jobs::background_jobs(storage_executor& storage, connector& c,
                                  std::chrono::milliseconds sweep_interval,
                                  std::chrono::milliseconds dispatch_interval)
     : storage_(storage),
       connector_(c),
       sweep_interval_(sweep_interval),
       dispatch_interval_(dispatch_interval),
-      sweep_timer_(storage),
-      dispatch_timer_(storage) {}
+      sweep_timer_(storage.context()),
+      dispatch_timer_(storage.context()) {}
 
 void background_jobs::start() {
   // Before the storage thread runs; cleared by stop(), on it: the messages of each durable
   // execution are dispatched at once instead of at the next poll.
   connector_.on_durable_execution([this] { wake_dispatcher(); });
-  spawn_logged(storage_, sweep_loop());
-  spawn_logged(storage_, dispatch_loop());
+  spawn_logged(storage_.context(), sweep_loop());
+  spawn_logged(storage_.context(), dispatch_loop());
 }
 
 void background_jobs::stop() {
@@ -46,6 +46,7 @@ asio::awaitable<void> background_jobs::sweep_loop() {
     if (stopping_)
       co_return;
     try {
+      storage_.require_flush();  // the sweep always writes (the clock floor)
       const sweep_result r = connector_.sweep();
       if (r.expired_staged + r.expired_responses + r.purged_tombstones > 0) {
         spdlog::info("sweeper: {} staged expired, {} responses expired, {} tombstones purged",
@@ -61,15 +62,23 @@ asio::awaitable<void> background_jobs::dispatch_loop() {
   constexpr int batch = 64;
   for (;;) {
     std::size_t handled = 0;
+    const connector_stats before = connector_.stats();
     try {
       handled = connector_.dispatch_outbox(batch);
     } catch (const std::exception& e) {
+      storage_.require_flush();  // it may have written before it failed
       spdlog::error("outbox dispatch failed: {}", e.what());
     }
+    // A message handled or recorded as failed wrote; a poll that found none due did not, so it
+    // leaves an open group unflushed.
+    const connector_stats after = connector_.stats();
+    if (after.messages_delivered != before.messages_delivered ||
+        after.messages_failed != before.messages_failed)
+      storage_.require_flush();
     if (stopping_)
       co_return;
     if (handled == batch) {
-      co_await asio::post(storage_, asio::use_awaitable);  // let requests in between
+      co_await asio::post(storage_.context(), asio::use_awaitable);  // let requests in between
       continue;
     }
     dispatch_timer_.expires_after(dispatch_interval_);

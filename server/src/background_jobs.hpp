@@ -4,8 +4,8 @@
 #include <exactly/server/connector.hpp>
 
 #include "asio_beast.hpp"
+#include "storage_executor.hpp"
 
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
@@ -14,9 +14,9 @@ namespace exactly::server {
 
 class background_jobs {
  public:
-  // Both loops run on `storage`, the thread that owns `c`'s connection.
-  background_jobs(net::asio::io_context& storage, connector& c,
-                  std::chrono::milliseconds sweep_interval,
+  // Both loops run on `storage`, the thread that owns `c`'s connection; what they write inside an
+  // open commit group makes it commit flushed.
+  background_jobs(storage_executor& storage, connector& c, std::chrono::milliseconds sweep_interval,
                   std::chrono::milliseconds dispatch_interval);
   // Spawns both loops; from now on each durable execution of the connector wakes the dispatcher.
   void start();
@@ -32,7 +32,7 @@ class background_jobs {
   // Dispatches due messages, then waits for the dispatch interval or a wake-up, until stop().
   net::asio::awaitable<void> dispatch_loop();
 
-  net::asio::io_context& storage_;
+  storage_executor& storage_;
   connector& connector_;
   std::chrono::milliseconds sweep_interval_, dispatch_interval_;
   net::asio::steady_timer sweep_timer_, dispatch_timer_;

@@ -1,4 +1,5 @@
-// Group commit on the storage thread: one COMMIT (one fsync) for the requests queued together.
+// Group commit on the storage thread: one COMMIT (one fsync, unless every member allowed it to be
+// unflushed) for the requests queued together.
 #include "commit_group.hpp"
 
 #include <spdlog/spdlog.h>
@@ -8,8 +9,9 @@
 
 namespace exactly::server {
 
-commit_groups::commit_groups(boost::asio::io_context& storage, database db, bool grouped)
-    : io_(storage), db_(db), grouped_(grouped) {}
+commit_groups::commit_groups(boost::asio::io_context& storage, database db, bool grouped,
+                             bool flush_every_commit)
+    : io_(storage), db_(db), grouped_(grouped), flush_every_commit_(flush_every_commit) {}
 
 std::shared_ptr<commit_groups::group> commit_groups::join() {
   if (open_ && !db_.in_transaction()) {
@@ -38,18 +40,24 @@ std::shared_ptr<commit_groups::group> commit_groups::join() {
 void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
   if (open_ == g)
     open_.reset();
+  const bool flushed = g->must_flush || flush_every_commit_;
   try {
     if (db_.in_transaction()) {
-      g->tx->commit();
-      g->durable = true;
+      if (flushed)
+        g->tx->commit();
+      else
+        g->tx->commit_unflushed();
+      g->committed_ok = true;
     }
   } catch (const std::exception& e) {
     spdlog::error("commit of a group of {} requests failed, none is answered: {}", g->size,
                   e.what());
   }
   g->tx.reset();
-  if (g->durable) {
+  if (g->committed_ok) {
     ++stats_.groups;
+    if (!flushed)
+      ++stats_.unflushed;
     stats_.requests += g->size;
     stats_.largest = std::max(stats_.largest, g->size);
   } else {

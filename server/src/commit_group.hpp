@@ -1,8 +1,10 @@
 #pragma once
 // Group commit on the storage thread: the requests that arrive while one group's COMMIT (and its
 // fsync) is under way run together in the next group, each in its own savepoint, and each one's
-// reply is released only once its whole group is durable. One fsync serves many requests;
-// nothing is ever answered before it is on disk.
+// reply is released only once its whole group is committed. One fsync serves many requests;
+// nothing is answered before it is on disk, except a group whose every member allowed its commit
+// to be unflushed (PUT and DELETE: database_transaction::commit_unflushed), which the next flushed
+// commit makes durable with itself, in order.
 
 #include <exactly/common/database.hpp>
 
@@ -19,31 +21,43 @@
 namespace exactly::server {
 
 struct group_stats {
-  std::int64_t groups = 0;    // COMMITs that made a group durable
-  std::int64_t requests = 0;  // requests answered from those groups
-  std::int64_t failures = 0;  // groups whose COMMIT failed (their requests got no answer)
-  std::int64_t largest = 0;   // requests in the largest group
+  std::int64_t groups = 0;     // COMMITs of groups that succeeded, flushed or not
+  std::int64_t unflushed = 0;  // of those, committed without waiting for the disk
+  std::int64_t requests = 0;   // requests answered from those groups
+  std::int64_t failures = 0;   // groups whose COMMIT failed (their requests got no answer)
+  std::int64_t largest = 0;    // requests in the largest group
+};
+
+// Whether a request's commit must be flushed to disk before its answer goes out.
+enum class commit_flush {
+  required,   // the default: executions, user routes, anything the protocol must not lose
+  may_defer,  // a crash may take it back (PUT, DELETE): see server_options::flush_every_commit
 };
 
 class commit_groups {
  public:
   // `grouped` = false commits each request on its own (a group of one), on the same path.
-  commit_groups(boost::asio::io_context& storage, database db, bool grouped);
+  // `flush_every_commit`: every group is flushed, whatever its members allowed.
+  commit_groups(boost::asio::io_context& storage, database db, bool grouped,
+                bool flush_every_commit = false);
 
   // Runs `fn` in a savepoint of the open group (opening one) and waits until the group is
   // committed. With `own_savepoint` false, `fn` opens and ends its own savepoint and never leaves
   // a write of a failed step behind (connector::handle() does): one round trip less each way on
-  // PostgreSQL. Returns nullopt when the group could not be made durable: nothing of it was
-  // committed. An exception from `fn` rolls back its savepoint only and propagates at once.
+  // PostgreSQL. Returns nullopt when the group could not be committed: nothing of it was.
+  // An exception from `fn` rolls back its savepoint only and propagates at once.
+  // The group is committed flushed unless every member passed commit_flush::may_defer.
   // The group's transaction is the outermost one on the connection: the connection's
-  // after_commit() hooks registered by `fn` run once the group is durable, before any answer.
+  // after_commit() hooks registered by `fn` run once the group is committed, before any answer.
   // Call on the storage thread.
   template <class F>
-  boost::asio::awaitable<std::optional<std::invoke_result_t<F>>> run(F fn,
-                                                                     bool own_savepoint = true) {
+  boost::asio::awaitable<std::optional<std::invoke_result_t<F>>> run(
+      F fn, bool own_savepoint = true, commit_flush flush = commit_flush::required) {
     std::shared_ptr<group> g = join();
     if (!g)
       co_return std::nullopt;
+    if (flush == commit_flush::required)
+      g->must_flush = true;
     std::optional<std::invoke_result_t<F>> result;
     {
       // Ungrouped, even when `fn` throws: the group of one must not stay open. Declared before
@@ -62,9 +76,16 @@ class commit_groups {
     }
     if (grouped_)
       co_await g->committed.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
-    if (!g->durable)
+    if (!g->committed_ok)
       co_return std::nullopt;
     co_return result;
+  }
+
+  // Makes the open group, if any, commit flushed: for work on the storage thread that writes
+  // inside it without run() (the sweeper, the outbox dispatcher, storage_executor::run).
+  void require_flush() {
+    if (open_)
+      open_->must_flush = true;
   }
 
   const group_stats& stats() const { return stats_; }
@@ -75,7 +96,8 @@ class commit_groups {
         : committed(io, boost::asio::steady_timer::time_point::max()) {}
     std::optional<database_transaction> tx;
     boost::asio::steady_timer committed;  // cancelled once the group's COMMIT returned
-    bool durable = false;
+    bool committed_ok = false;            // the COMMIT succeeded (flushed if must_flush)
+    bool must_flush = false;              // a member, or other work in it, needs the flush
     std::int64_t size = 0;
   };
   // Flushes the group of one it holds when it goes out of scope (nothing when `self` is null).
@@ -90,12 +112,14 @@ class commit_groups {
 
   // The open group, opened (and its COMMIT scheduled) if there is none; nullptr if it failed.
   std::shared_ptr<group> join();
-  // Commits `g` (never throws: a failed COMMIT leaves it not durable) and releases its waiters.
+  // Commits `g`, flushed unless no member needs it (never throws: a failed COMMIT leaves it not
+  // committed_ok) and releases its waiters.
   void flush(const std::shared_ptr<group>& g) noexcept;
 
   boost::asio::io_context& io_;
   database db_;
   bool grouped_;
+  bool flush_every_commit_;
   std::shared_ptr<group> open_;
   group_stats stats_;
 };

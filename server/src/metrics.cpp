@@ -44,8 +44,12 @@ std::string metrics::render(const storage_figures& f) const {
   counter("exactly_messages_dead_lettered_total", "Outbox messages moved to dead letters.",
           s.messages_dead_lettered);
 
-  counter("exactly_commit_groups_total", "COMMITs of request groups (one fsync each).",
-          groups.groups);
+  counter("exactly_commit_groups_total",
+          "COMMITs of request groups (one fsync each, unless unflushed).", groups.groups);
+  counter("exactly_commit_groups_unflushed_total",
+          "Of those, groups of PUTs and DELETEs only, committed without waiting for the disk "
+          "(none with flush_every_commit).",
+          groups.unflushed);
   counter("exactly_commit_group_requests_total", "Requests answered from committed groups.",
           groups.requests);
   counter("exactly_commit_group_failures_total", "Groups whose COMMIT failed; none answered.",

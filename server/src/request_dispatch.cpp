@@ -307,14 +307,18 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
     // Committed rows only, so no commit group to wait for: read here, answered at once.
     co_return reply(connector_.read(ir), req.version());
   }
-  auto [failure, durable] =
-      co_await storage_.run_in_commit_group([this, &ir] { return connector_.handle(ir); },
-                                            /*own_savepoint=*/false);  // handle() has its own
+  // Only a PUT or a DELETE may go out before its commit is flushed: a crash taking it back
+  // loses no execution (server_options::flush_every_commit).
+  const commit_flush flush =
+      ir.v == verb::put || ir.v == verb::delete_ ? commit_flush::may_defer : commit_flush::required;
+  auto [failure, committed] = co_await storage_.run_in_commit_group(
+      [this, &ir] { return connector_.handle(ir); },
+      /*own_savepoint=*/false, flush);  // handle() has its own
   if (failure)  // connector::handle() answers its failures: this is a defect
     co_return reply(failure_response(failure, errc::internal_error, ir.route), req.version());
-  if (!durable)
+  if (!committed)
     co_return reply(problem_response(errc::storage_unavailable), req.version());
-  co_return reply(std::move(*durable), req.version());
+  co_return reply(std::move(*committed), req.version());
 }
 
 }  // namespace exactly::server

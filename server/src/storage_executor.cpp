@@ -7,8 +7,8 @@
 
 namespace exactly::server {
 
-storage_executor::storage_executor(database db, bool group_commit)
-    : groups_(io_, db, group_commit) {}
+storage_executor::storage_executor(database db, bool group_commit, bool flush_every_commit)
+    : groups_(io_, db, group_commit, flush_every_commit) {}
 
 void storage_executor::start() {
   work_.emplace(io_.get_executor());
@@ -28,6 +28,7 @@ void storage_executor::run_and_wait(std::function<void()> fn) {
   std::promise<void> done;
   net::asio::post(io_, [&] {
     try {
+      groups_.require_flush();
       fn();
       done.set_value();
     } catch (...) {

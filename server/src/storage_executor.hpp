@@ -21,8 +21,9 @@ namespace exactly::server {
 
 class storage_executor {
  public:
-  // `db`: the connection every storage call uses; `group_commit`: see server_options.
-  storage_executor(database db, bool group_commit);
+  // `db`: the connection every storage call uses; `group_commit`, `flush_every_commit`: see
+  // server_options.
+  storage_executor(database db, bool group_commit, bool flush_every_commit = false);
   storage_executor(const storage_executor&) = delete;
   storage_executor& operator=(const storage_executor&) = delete;
 
@@ -34,27 +35,37 @@ class storage_executor {
   // its remaining work is done, and joins it.
   void stop(std::function<void()> last);
 
-  // Runs `fn` on the storage thread and awaits its result (rethrowing what it throws).
+  // Runs `fn` on the storage thread and awaits its result (rethrowing what it throws). Should a
+  // commit group be open, it is committed flushed: `fn` may write inside it.
   template <class F>
   net::asio::awaitable<std::invoke_result_t<F>> run(F fn) {
     using R = std::invoke_result_t<F>;
     co_return co_await net::asio::co_spawn(
-        io_, [fn = std::move(fn)]() mutable -> net::asio::awaitable<R> { co_return fn(); },
+        io_,
+        [this, fn = std::move(fn)]() mutable -> net::asio::awaitable<R> {
+          groups_.require_flush();
+          co_return fn();
+        },
         net::asio::use_awaitable);
   }
   // Runs `fn` on the storage thread in the open commit group and awaits the group's COMMIT
-  // (`own_savepoint`: see commit_groups::run).
+  // (`own_savepoint`, `flush`: see commit_groups::run).
   // Gives what `fn` threw (its writes rolled back), else its result, which is nullopt when the
-  // group could not be made durable.
+  // group could not be committed.
   template <class F>
   net::asio::awaitable<std::tuple<std::exception_ptr, std::optional<std::invoke_result_t<F>>>>
-  run_in_commit_group(F fn, bool own_savepoint = true) {
-    co_return co_await net::asio::co_spawn(io_, groups_.run(std::move(fn), own_savepoint),
+  run_in_commit_group(F fn, bool own_savepoint = true,
+                      commit_flush flush = commit_flush::required) {
+    co_return co_await net::asio::co_spawn(io_, groups_.run(std::move(fn), own_savepoint, flush),
                                            net::use_tuple);
   }
   // Runs `fn` on the running storage thread and blocks until it returns, rethrowing what it
-  // throws. Call from another thread.
+  // throws; an open commit group is then committed flushed, as with run(). Call from another
+  // thread.
   void run_and_wait(std::function<void()> fn);
+  // Makes the open commit group, if any, commit flushed (commit_groups::require_flush): for work
+  // on the storage thread that wrote inside it. Storage thread.
+  void require_flush() { groups_.require_flush(); }
   // Commit group counts (storage thread).
   const group_stats& group_counts() const { return groups_.stats(); }
 

@@ -69,5 +69,49 @@ TEST(slow_sync_vfs, carries_the_fsync_of_every_durable_commit) {
   EXPECT_EQ(reader.query_int64("SELECT count(*) FROM t"), 18);
 }
 
+TEST(deferred_sync, a_transaction_leaves_the_connection_at_full_however_it_ends) {
+  // Transactions run at NORMAL (commit() syncs the WAL itself); autocommit statements after any
+  // end must be synced as configured again.
+  temp_dir dir;
+  const std::string path = (dir.path() / "sync.db").string();
+  sqlite::connection db(path);
+  db.exec("CREATE TABLE t (n INTEGER)");
+  {
+    sqlite::transaction tx(db);
+    db.exec("INSERT INTO t VALUES (1)");
+    EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 1);  // NORMAL inside
+  }                                                      // rolled back
+  EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 2);
+  {
+    sqlite::transaction outer(db);
+    {
+      sqlite::transaction inner(db);
+      db.exec("INSERT INTO t VALUES (2)");
+      inner.commit_unflushed();  // a RELEASE: NORMAL until the outer one ends
+      EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 1);
+    }
+  }  // the outer one rolled back, savepoint and all
+  EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 2);
+  {
+    sqlite::transaction tx(db);
+    db.exec("INSERT INTO t VALUES (3)");
+    tx.commit_unflushed();
+  }
+  EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 2);
+  {
+    sqlite::transaction tx(db);
+    db.exec("INSERT INTO t VALUES (4)");
+    tx.commit();
+  }
+  EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 2);
+  EXPECT_EQ(db.query_int64("SELECT sum(n) FROM t"), 7);  // 3 and 4 only
+  sqlite::connection normal(path, {.sync = sqlite::synchronous::normal});
+  {
+    sqlite::transaction tx(normal);
+    normal.exec("INSERT INTO t VALUES (5)");
+  }
+  EXPECT_EQ(normal.query_int64("PRAGMA synchronous"), 1);  // nothing deferred: as configured
+}
+
 }  // namespace
 }  // namespace exactly::test

@@ -156,6 +156,7 @@ TEST_F(configuration, every_server_and_connector_setting_is_reachable) {
                                  "dispatch-interval = \"100ms\"\n"
                                  "outbox-max-attempts = 4\n"
                                  "group-commit = false\n"
+                                 "flush-every-commit = true\n"
                                  "metrics-need-key = true\n"
                                  "metrics-max-age = \"0\"\n");
   ASSERT_EQ(p.parse({"--config", f}), -1) << p.err.str();
@@ -186,6 +187,7 @@ TEST_F(configuration, every_server_and_connector_setting_is_reachable) {
   EXPECT_EQ(so.dispatch_interval, 100ms);
   EXPECT_EQ(co.outbox_max_attempts, 4);
   EXPECT_FALSE(so.group_commit);
+  EXPECT_TRUE(so.flush_every_commit);
   EXPECT_TRUE(so.metrics_need_key);
   EXPECT_EQ(so.metrics_max_age, 0ms);
 }
@@ -195,15 +197,28 @@ TEST_F(configuration, a_json_file_and_list_values_from_the_environment) {
   const std::string sha(64, 'b');
   const std::string f = file("server.json", R"({"max-body-bytes": 4096, "group-commit": false,
       "read-timeout": "2s", "metrics-need-key": true})");
-  ASSERT_EQ(
-      p.parse({"--config", f}, {{"EXACTLY_TLS_CLIENT_CERTIFICATE", "a:" + sha + " b:" + sha}}), -1)
+  ASSERT_EQ(p.parse({"--config", f}, {{"EXACTLY_TLS_CLIENT_CERTIFICATE", "a:" + sha + " b:" + sha},
+                                      {"EXACTLY_FLUSH_EVERY_COMMIT", "true"}}),
+            -1)
       << p.err.str();
+  EXPECT_TRUE(p.so.flush_every_commit);
   EXPECT_EQ(p.so.max_body_bytes, 4096u);
   EXPECT_FALSE(p.so.group_commit);
   EXPECT_EQ(p.so.read_timeout, 2s);
   EXPECT_TRUE(p.so.metrics_need_key);
   ASSERT_EQ(p.so.tls.client_certificates.size(), 2u);
   EXPECT_EQ(p.so.tls.client_certificates[1].principal, "b");
+}
+
+TEST_F(configuration, flush_every_commit_is_off_unless_asked) {
+  parsed_server off;
+  ASSERT_EQ(off.parse({}), -1) << off.err.str();
+  EXPECT_FALSE(off.so.flush_every_commit);  // PUTs and DELETEs unflushed by default
+  parsed_server on;
+  ASSERT_EQ(on.parse({"--flush-every-commit"}, {{"EXACTLY_FLUSH_EVERY_COMMIT", "false"}}), -1)
+      << on.err.str();
+  EXPECT_TRUE(on.so.flush_every_commit);  // the flag beats the environment
+  EXPECT_EQ(on.layers.source_of("flush-every-commit"), source::command_line);
 }
 
 TEST_F(configuration, a_subcommand_reads_its_own_section) {
@@ -401,6 +416,7 @@ TEST_F(configuration, payment_service_and_echo_server_spell_their_options_the_sa
                                            "dispatch-interval",
                                            "shutdown-grace",
                                            "group-commit",
+                                           "flush-every-commit",
                                            "metrics-need-key",
                                            "metrics-max-age"};
   for (const std::string& k : shared) {

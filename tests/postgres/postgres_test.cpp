@@ -84,6 +84,63 @@ TEST_F(postgres_test, a_commit_after_a_failed_statement_throws_instead_of_lookin
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
 }
 
+TEST_F(postgres_test, commit_unflushed_commits_and_leaves_the_session_synchronous) {
+  db.exec("CREATE TABLE t (i BIGINT)");
+  // A deferred trigger runs at COMMIT: it records the synchronous_commit that COMMIT ran with.
+  db.exec(
+      "CREATE TABLE seen (n SERIAL, setting TEXT);"
+      "CREATE FUNCTION record_setting() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+      " INSERT INTO seen (setting) VALUES (current_setting('synchronous_commit')); RETURN NULL;"
+      " END $$;"
+      "CREATE CONSTRAINT TRIGGER at_commit AFTER INSERT ON t DEFERRABLE INITIALLY DEFERRED"
+      " FOR EACH ROW EXECUTE FUNCTION record_setting()");
+  pg::connection other{{test::test_cluster().fresh_schema()}};
+  const std::string table = db.query("SELECT current_schema()").text(0, 0) + ".t";
+  {
+    pg::transaction tx(db);
+    db.execute("INSERT INTO t VALUES (1)");
+    tx.commit_unflushed();
+  }
+  EXPECT_FALSE(db.in_transaction());
+  EXPECT_EQ(other.query_int64("SELECT count(*) FROM " + table), 1);  // committed
+  EXPECT_EQ(db.query("SHOW synchronous_commit").text(0, 0), "on");   // SET LOCAL: that one only
+  // A savepoint's commit_unflushed() is a RELEASE: the outer transaction still decides.
+  int hooks = 0;
+  {
+    pg::transaction outer(db);
+    {
+      pg::transaction inner(db);
+      db.execute("INSERT INTO t VALUES (2)");
+      db.after_commit([&] { ++hooks; });
+      inner.commit_unflushed();
+    }
+    EXPECT_TRUE(db.in_transaction());
+    EXPECT_EQ(db.query("SHOW synchronous_commit").text(0, 0), "on");
+  }  // rolled back
+  EXPECT_EQ(hooks, 0);
+  EXPECT_EQ(other.query_int64("SELECT count(*) FROM " + table), 1);
+  {
+    pg::transaction outer(db);
+    {
+      pg::transaction inner(db);
+      db.execute("INSERT INTO t VALUES (3)");
+      db.after_commit([&] { ++hooks; });
+      inner.commit_unflushed();
+    }
+    outer.commit_unflushed();
+  }
+  EXPECT_EQ(hooks, 1);
+  EXPECT_EQ(other.query_int64("SELECT sum(i) FROM " + table), 4);
+  EXPECT_EQ(db.query("SHOW synchronous_commit").text(0, 0), "on");
+  {
+    pg::transaction tx(db);
+    db.execute("INSERT INTO t VALUES (5)");
+    tx.commit();
+  }
+  const pg::result seen = db.query("SELECT string_agg(setting, ',' ORDER BY n) FROM seen");
+  EXPECT_EQ(seen.text(0, 0), "off,off,on");  // rows 1 and 3 unflushed, 5 flushed
+}
+
 TEST_F(postgres_test, the_database_handle_names_its_engine_and_refuses_the_other) {
   const database d(db);
   EXPECT_EQ(d.kind(), engine::postgres);

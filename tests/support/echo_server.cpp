@@ -6,6 +6,7 @@
 #include <exactly/common/postgres.hpp>
 #include <exactly/common/sqlite.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exactly/common/request_id.hpp>
 #include <string_view>
@@ -60,6 +61,7 @@ echo_server::echo_server(echo_server_config cfg) {
   so.max_tls_handshakes = cfg.max_tls_handshakes;
   so.dispatch_interval = std::chrono::milliseconds(20);
   so.sweep_interval = std::chrono::hours(24);  // tests sweep explicitly
+  so.flush_every_commit = cfg.flush_every_commit;
   http_ = std::make_unique<server::http_server>(so, *connector_);
   if (cfg.plain_route) {
     http_->add_route("POST", "/plain/{id}", [this](const server::http_request& r) {
@@ -79,6 +81,18 @@ echo_server::~echo_server() {
 
 std::int64_t echo_server::now_ms() const {
   return system_now_ms() + offset_ms_.load();
+}
+
+std::int64_t echo_server::metric(const std::string& name) {
+  const std::string text = metrics();
+  const std::string line_start = name + " ";
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    if (text.compare(at, line_start.size(), line_start) == 0)
+      return std::stoll(text.substr(at + line_start.size(), end - at - line_start.size()));
+    at = end + 1;
+  }
+  return -1;
 }
 
 server::sweep_result echo_server::sweep() {

@@ -36,6 +36,7 @@ struct echo_server_config {
   std::chrono::milliseconds shutdown_grace{10000};
   std::chrono::milliseconds busy_timeout{10000};  // SQLite wait for another writer
   bool synchronous_normal = false;                // opt out of synchronous=FULL (benchmarks only)
+  bool flush_every_commit = false;                // server_options::flush_every_commit
   bool plain_route = true;    // POST /plain/{id}: one insert, the benchmark's baseline
   server::tls_options tls{};  // https when tls.certificate_chain_file is set
   bool metrics_need_key = false;
@@ -66,6 +67,8 @@ class echo_server {
   std::int64_t deliveries(const std::string& id);
   std::int64_t outbox_pending();
   std::string metrics() { return http_->metrics_text(); }
+  // The value of the unlabelled metric `name` in metrics(); -1 when it has no such line.
+  std::int64_t metric(const std::string& name);
   void stop() { http_->stop(); }
   server::connector& connector() { return *connector_; }
   server::http_server& http() { return *http_; }

@@ -72,8 +72,10 @@ struct server_options {
   std::chrono::milliseconds dispatch_interval{250};  // outbox poll when idle
   std::chrono::milliseconds shutdown_grace{10000};   // then open connections are closed
   // Requests that reach the storage thread while a commit is under way share the next commit
-  // (one fsync); each is answered only once its group is durable. false: one commit each.
+  // (one fsync); each is answered only once its group is committed. false: one commit each.
   bool group_commit = true;
+  // false: a machine or PostgreSQL crash may undo PUTs and DELETEs answered since the last flush.
+  bool flush_every_commit = false;
   // /metrics answers only requests with a valid API key (or a client certificate that names a
   // principal); off by default, so a scraper on the local network needs no key.
   bool metrics_need_key = false;
