@@ -78,25 +78,24 @@ lifecycle_step on_post_pending(event e) {
   return stay(state::post_pending);
 }
 
-// PUT the kept body again under the same id, then POST again: after 201 or 200 (staged), after 410
-// request-consumed (executed, or gone for good: the POST tells which), and after no answer (the
-// POST finds it staged, or meets 404 again). Busy, failing or credentials refused (as for a POST):
-// the PUT again, later. 410 request-too-old (the id can never be staged again) and every other
-// refusal (409, 413, 422, ...) are protocol faults: error queue, and the id is DELETEd.
+// PUT the kept body again under the same id, then POST again: the POST tells what the re-PUT
+// left (executed, staged, or still unknown: 404 again). Busy, failing or credentials refused (as
+// for a POST): the PUT again, later. Only 410 request-too-old is final (the id can never be staged
+// again): error queue, and the id is DELETEd. Any other refusal (404 of another principal's row,
+// 409, 413, 422, ...) also goes back to POST, never to the error queue: while the id is young a
+// delayed copy of the first PUT could still stage it, and a delayed POST execute it after its
+// message was error-queued (proto-spec/model). The loop ends once the id is too old.
 lifecycle_step on_restage_pending(event e) {
   switch (e) {
-    case event::answer_created:
-    case event::answer_ok:
-    case event::answer_gone:
-    case event::answer_no_answer:
-      return {state::post_pending, action::post_again};
     case event::answer_busy:
     case event::answer_server_error:
     case event::answer_credentials_refused:
       return {state::restage_pending, action::resend};
+    case event::answer_too_old:
+      return {state::delete_pending, action::error_queue_follow_up};
     default:
       if (is_answer(e))
-        return {state::delete_pending, action::error_queue_follow_up};
+        return {state::post_pending, action::post_again};
       return stay(state::restage_pending);
   }
 }

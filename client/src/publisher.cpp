@@ -10,6 +10,8 @@
 
 #include <exactly/common/crash_point.hpp>
 
+#include <algorithm>
+
 namespace exactly::client {
 namespace {
 
@@ -122,10 +124,14 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
   }
   // Follow-ups run now, in this transaction, each handler waiting for its own PUTs.
   attempt_puts puts(core, put_wait::in_handler, now);
-  // Only what a crash must not take back is flushed: a lost DELETE completion or retry record
-  // repeats an idempotent DELETE (or sends one sooner), nothing more.
-  bool flush = false;
-  database_transaction tx(core.db);
+  // Only what a crash must not take back is flushed (a POST's answer with its follow-up, an error
+  // queue entry): a lost DELETE completion, re-PUT move or retry record only repeats an
+  // idempotent DELETE, PUT or POST, or sends one sooner.
+  const bool flush = std::any_of(steps.begin(), steps.end(), [](const lifecycle_step& s) {
+    return s.action == lifecycle_action::queue_follow_up ||
+           s.action == lifecycle_action::error_queue_follow_up;
+  });
+  database_transaction tx(core.db, flush ? durability::flushed : durability::unflushed);
   for (std::size_t i = 0; i < due.size(); ++i) {
     const invocation_row& row = due[i].row;
     const state from = due[i].from;
@@ -145,7 +151,6 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
           } else {
             core.queues.enqueue(row.endpoint, row.follow_up, now);
           }
-          flush = true;
           ++done;
         }
         break;
@@ -156,7 +161,6 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
         if (core.invocations.move_if_in(row.request_id, from, steps[i].next, now)) {
           core.queues.add_error(row.endpoint, row.follow_up, row.attempts + 1,
                                 describe_answer(method_of(from), answers[i]), now);
-          flush = true;
           ++done;
         }
         break;
@@ -173,10 +177,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
         break;
     }
   }
-  if (flush)
-    tx.commit();
-  else
-    tx.commit_unflushed();
+  tx.commit();
   puts.forget();  // the follow-ups' PUTs belong to their invocation or cleanup rows now
   return done;
 }

@@ -58,11 +58,12 @@ void database::after_commit(std::function<void()> fn) const {
     pg_->after_commit(std::move(fn));
 }
 
-database_transaction::database_transaction(const database& db) {
+database_transaction::database_transaction(const database& db, durability d) {
   if (db.kind() == engine::sqlite)
-    sqlite_ = std::make_unique<sqlite::transaction>(db.as_sqlite());
+    sqlite_ = std::make_unique<sqlite::transaction>(db.as_sqlite(),
+                                                    sqlite::transaction::mode::immediate, d);
   else
-    pg_ = std::make_unique<pg::transaction>(db.as_postgres());
+    pg_ = std::make_unique<pg::transaction>(db.as_postgres(), d);
 }
 
 database_transaction::~database_transaction() = default;
@@ -72,13 +73,6 @@ void database_transaction::commit() {
     sqlite_->commit();
   else
     pg_->commit();
-}
-
-void database_transaction::commit_unflushed() {
-  if (sqlite_)
-    sqlite_->commit_unflushed();
-  else
-    pg_->commit_unflushed();
 }
 
 }  // namespace exactly

@@ -222,7 +222,8 @@ void connection::after_commit(std::function<void()> fn) {
 
 // ---- transaction ----
 
-transaction::transaction(connection& db) : db_(&db), level_(db.depth_ + 1) {
+transaction::transaction(connection& db, durability d)
+    : db_(&db), level_(db.depth_ + 1), durability_(d) {
   db.exec(level_ == 1 ? std::string("BEGIN") : "SAVEPOINT exactly_" + std::to_string(level_));
   ++db.depth_;
 }
@@ -244,15 +245,10 @@ void transaction::rollback() noexcept {
 }
 
 void transaction::commit() {
-  end("COMMIT");
-}
-
-void transaction::commit_unflushed() {
   // One round trip: PQexec answers with the result of the last statement, the COMMIT's.
-  end("SET LOCAL synchronous_commit = off; COMMIT");
-}
-
-void transaction::end(const char* commit_sql) {
+  const char* commit_sql = durability_ == durability::unflushed
+                               ? "SET LOCAL synchronous_commit = off; COMMIT"
+                               : "COMMIT";
   if (level_ > 1) {
     db_->exec("RELEASE SAVEPOINT exactly_" + std::to_string(level_));
     --db_->depth_;

@@ -238,16 +238,20 @@ std::int64_t connection::changes() const {
 
 // ---- transaction ----
 
-transaction::transaction(connection& db, mode m) : db_(&db), level_(db.depth_ + 1) {
+transaction::transaction(connection& db, mode m, durability d) : db_(&db), level_(db.depth_ + 1) {
   // Cached statements: a request in a commit group opens and releases two savepoints.
   if (level_ == 1) {
-    // With a sync to defer, the transaction runs at NORMAL and commit() syncs the WAL itself
-    // after COMMIT (what FULL does inside it), so commit_unflushed() can leave that out.
-    if (db.can_defer_sync()) {
+    // SQLite refuses to change the setting inside a transaction: it is chosen before BEGIN.
+    if (d == durability::unflushed && db.can_defer_sync()) {
       db.prepare("PRAGMA synchronous=NORMAL").run();
       db.sync_deferred_ = true;
     }
-    db.prepare(m == mode::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED").run();
+    try {
+      db.prepare(m == mode::immediate ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED").run();
+    } catch (...) {
+      db.restore_sync();
+      throw;
+    }
   } else {
     db.prepare("SAVEPOINT exactly_" + std::to_string(level_)).run();
   }
@@ -276,33 +280,15 @@ void transaction::rollback() noexcept {
 }
 
 void connection::restore_sync() noexcept {
-  // Autocommit statements after the transaction are synced as configured again. Should this
-  // fail, the next transaction sets NORMAL and tries once more at its end.
+  // Autocommit statements and flushed transactions after it are synced as configured again.
+  // Should this fail, the flag stays and the next transaction's end tries once more; until then
+  // commits on this connection may be unflushed, which no caller relies on.
   if (sync_deferred_ &&
       sqlite3_exec(db_, synchronous_pragma(sync_), nullptr, nullptr, nullptr) == SQLITE_OK)
     sync_deferred_ = false;
 }
 
-void connection::sync_wal() {
-  sqlite3_file* wal = nullptr;
-  int rc = sqlite3_file_control(db_, "main", SQLITE_FCNTL_JOURNAL_POINTER, &wal);
-  if (rc == SQLITE_OK && wal && wal->pMethods)
-    rc = wal->pMethods->xSync(wal, SQLITE_SYNC_NORMAL);
-  else if (rc == SQLITE_OK)
-    rc = SQLITE_IOERR_FSYNC;  // no WAL file to sync: the commit cannot be made durable
-  if (rc != SQLITE_OK)
-    throw error(rc, "sync of the write-ahead log of " + path_ + ": " + sqlite3_errstr(rc));
-}
-
 void transaction::commit() {
-  end(true);
-}
-
-void transaction::commit_unflushed() {
-  end(false);
-}
-
-void transaction::end(bool flush) {
   if (level_ == 1) {
     db_->reset_all();
     db_->prepare("COMMIT").run();  // on failure the destructor rolls back
@@ -315,18 +301,7 @@ void transaction::end(bool flush) {
     db_->hooks_->released(level_);
     return;
   }
-  const bool deferred = db_->sync_deferred_;
   db_->restore_sync();
-  // Committed but not durable when the sync fails: the caller must not report it as done. The
-  // after-commit hooks run only once the commit is durable.
-  if (deferred && flush) {
-    try {
-      db_->sync_wal();
-    } catch (...) {
-      db_->hooks_->rolled_back(level_);
-      throw;
-    }
-  }
   db_->hooks_->committed();
 }
 

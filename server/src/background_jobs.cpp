@@ -62,19 +62,12 @@ asio::awaitable<void> background_jobs::dispatch_loop() {
   constexpr int batch = 64;
   for (;;) {
     std::size_t handled = 0;
-    const connector_stats before = connector_.stats();
     try {
+      storage_.require_flush();  // what it writes must not join an unflushed group
       handled = connector_.dispatch_outbox(batch);
     } catch (const std::exception& e) {
-      storage_.require_flush();  // it may have written before it failed
       spdlog::error("outbox dispatch failed: {}", e.what());
     }
-    // A message handled or recorded as failed wrote; a poll that found none due did not, so it
-    // leaves an open group unflushed.
-    const connector_stats after = connector_.stats();
-    if (after.messages_delivered != before.messages_delivered ||
-        after.messages_failed != before.messages_failed)
-      storage_.require_flush();
     if (stopping_)
       co_return;
     if (handled == batch) {

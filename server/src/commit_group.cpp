@@ -1,5 +1,5 @@
-// Group commit on the storage thread: one COMMIT (one fsync, unless every member allowed it to be
-// unflushed) for the requests queued together.
+// Group commit on the storage thread: one COMMIT (one fsync, unless the group is unflushed) for
+// the requests queued together.
 #include "commit_group.hpp"
 
 #include <spdlog/spdlog.h>
@@ -13,16 +13,20 @@ commit_groups::commit_groups(boost::asio::io_context& storage, database db, bool
                              bool flush_every_commit)
     : io_(storage), db_(db), grouped_(grouped), flush_every_commit_(flush_every_commit) {}
 
-std::shared_ptr<commit_groups::group> commit_groups::join() {
+std::shared_ptr<commit_groups::group> commit_groups::join(commit_flush member) {
   if (open_ && !db_.in_transaction()) {
     // The engine rolled the group back on its own (disk full, connection lost): nothing more
     // may join.
     return nullptr;
   }
+  const bool unflushed = member == commit_flush::may_defer && !flush_every_commit_;
+  if (open_ && open_->unflushed && !unflushed)
+    flush(open_);  // a member that needs the flush never joins an unflushed group
   if (!open_) {
     auto g = std::make_shared<group>(io_);
+    g->unflushed = unflushed;
     try {
-      g->tx.emplace(db_);
+      g->tx.emplace(db_, unflushed ? durability::unflushed : durability::flushed);
     } catch (const std::exception& e) {
       spdlog::error("cannot begin a commit group: {}", e.what());
       return nullptr;
@@ -38,15 +42,14 @@ std::shared_ptr<commit_groups::group> commit_groups::join() {
 }
 
 void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
+  if (g->ended)
+    return;  // committed early (require_flush, or a flushed member arrived): the scheduled flush
+  g->ended = true;
   if (open_ == g)
     open_.reset();
-  const bool flushed = g->must_flush || flush_every_commit_;
   try {
     if (db_.in_transaction()) {
-      if (flushed)
-        g->tx->commit();
-      else
-        g->tx->commit_unflushed();
+      g->tx->commit();
       g->committed_ok = true;
     }
   } catch (const std::exception& e) {
@@ -56,7 +59,7 @@ void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
   g->tx.reset();
   if (g->committed_ok) {
     ++stats_.groups;
-    if (!flushed)
+    if (g->unflushed)
       ++stats_.unflushed;
     stats_.requests += g->size;
     stats_.largest = std::max(stats_.largest, g->size);

@@ -2,9 +2,9 @@
 // Group commit on the storage thread: the requests that arrive while one group's COMMIT (and its
 // fsync) is under way run together in the next group, each in its own savepoint, and each one's
 // reply is released only once its whole group is committed. One fsync serves many requests;
-// nothing is answered before it is on disk, except a group whose every member allowed its commit
-// to be unflushed (PUT and DELETE: database_transaction::commit_unflushed), which the next flushed
-// commit makes durable with itself, in order.
+// nothing is answered before it is on disk, except in an unflushed group: one begun by, and
+// holding only, members that allow it (PUT and DELETE; durability::unflushed), which the next
+// flushed commit makes durable with itself, in order.
 
 #include <exactly/common/database.hpp>
 
@@ -46,18 +46,16 @@ class commit_groups {
   // a write of a failed step behind (connector::handle() does): one round trip less each way on
   // PostgreSQL. Returns nullopt when the group could not be committed: nothing of it was.
   // An exception from `fn` rolls back its savepoint only and propagates at once.
-  // The group is committed flushed unless every member passed commit_flush::may_defer.
+  // The group is flushed unless it began with, and has only, commit_flush::may_defer members.
   // The group's transaction is the outermost one on the connection: the connection's
   // after_commit() hooks registered by `fn` run once the group is committed, before any answer.
   // Call on the storage thread.
   template <class F>
   boost::asio::awaitable<std::optional<std::invoke_result_t<F>>> run(
       F fn, bool own_savepoint = true, commit_flush flush = commit_flush::required) {
-    std::shared_ptr<group> g = join();
+    std::shared_ptr<group> g = join(flush);
     if (!g)
       co_return std::nullopt;
-    if (flush == commit_flush::required)
-      g->must_flush = true;
     std::optional<std::invoke_result_t<F>> result;
     {
       // Ungrouped, even when `fn` throws: the group of one must not stay open. Declared before
@@ -81,11 +79,13 @@ class commit_groups {
     co_return result;
   }
 
-  // Makes the open group, if any, commit flushed: for work on the storage thread that writes
-  // inside it without run() (the sweeper, the outbox dispatcher, storage_executor::run).
+  // Commits the open group now if it is unflushed (its members are answered), so that what the
+  // caller writes next is flushed: for work on the storage thread that writes without run() (the
+  // sweeper, the outbox dispatcher, storage_executor::run), inside a flushed open group or in
+  // transactions of its own. Call before writing.
   void require_flush() {
-    if (open_)
-      open_->must_flush = true;
+    if (open_ && open_->unflushed)
+      flush(open_);
   }
 
   const group_stats& stats() const { return stats_; }
@@ -96,8 +96,9 @@ class commit_groups {
         : committed(io, boost::asio::steady_timer::time_point::max()) {}
     std::optional<database_transaction> tx;
     boost::asio::steady_timer committed;  // cancelled once the group's COMMIT returned
-    bool committed_ok = false;            // the COMMIT succeeded (flushed if must_flush)
-    bool must_flush = false;              // a member, or other work in it, needs the flush
+    bool committed_ok = false;            // the COMMIT succeeded
+    bool unflushed = false;  // began unflushed: only commit_flush::may_defer members join it
+    bool ended = false;      // flush() has run
     std::int64_t size = 0;
   };
   // Flushes the group of one it holds when it goes out of scope (nothing when `self` is null).
@@ -110,10 +111,13 @@ class commit_groups {
     }
   };
 
-  // The open group, opened (and its COMMIT scheduled) if there is none; nullptr if it failed.
-  std::shared_ptr<group> join();
-  // Commits `g`, flushed unless no member needs it (never throws: a failed COMMIT leaves it not
-  // committed_ok) and releases its waiters.
+  // The open group a member with `member` may join, opened (and its COMMIT scheduled) if there is
+  // none; nullptr if it failed. The choice is made when the group begins (SQLite sets it before
+  // BEGIN): a group begun by a may_defer member is unflushed, and a required member arriving
+  // while it is open commits it first and begins a flushed one.
+  std::shared_ptr<group> join(commit_flush member);
+  // Commits `g` as it began, flushed or not (never throws: a failed COMMIT leaves it not
+  // committed_ok), and releases its waiters; nothing the second time.
   void flush(const std::shared_ptr<group>& g) noexcept;
 
   boost::asio::io_context& io_;

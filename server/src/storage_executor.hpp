@@ -35,8 +35,8 @@ class storage_executor {
   // its remaining work is done, and joins it.
   void stop(std::function<void()> last);
 
-  // Runs `fn` on the storage thread and awaits its result (rethrowing what it throws). Should a
-  // commit group be open, it is committed flushed: `fn` may write inside it.
+  // Runs `fn` on the storage thread and awaits its result (rethrowing what it throws). An open
+  // unflushed commit group is committed first, so what `fn` writes is flushed.
   template <class F>
   net::asio::awaitable<std::invoke_result_t<F>> run(F fn) {
     using R = std::invoke_result_t<F>;
@@ -60,11 +60,11 @@ class storage_executor {
                                            net::use_tuple);
   }
   // Runs `fn` on the running storage thread and blocks until it returns, rethrowing what it
-  // throws; an open commit group is then committed flushed, as with run(). Call from another
+  // throws; an open unflushed commit group is committed first, as with run(). Call from another
   // thread.
   void run_and_wait(std::function<void()> fn);
-  // Makes the open commit group, if any, commit flushed (commit_groups::require_flush): for work
-  // on the storage thread that wrote inside it. Storage thread.
+  // Commits the open commit group now if it is unflushed (commit_groups::require_flush), so that
+  // what the caller writes next is flushed. Storage thread; call before writing.
   void require_flush() { groups_.require_flush(); }
   // Commit group counts (storage thread).
   const group_stats& group_counts() const { return groups_.stats(); }

@@ -35,15 +35,15 @@ TEST(slow_sync_vfs, carries_the_fsync_of_every_durable_commit) {
   EXPECT_EQ(reader.query_int64("SELECT count(*) FROM t"), 11);
   EXPECT_THROW(bench::install_slow_sync_vfs(std::chrono::microseconds(0)), std::logic_error);
 
-  // commit_unflushed(): no fsync of its own under FULL; the next FULL commit syncs it with itself,
-  // and the connection is back at FULL for it.
+  // durability::unflushed: no fsync of its own under FULL; the next flushed commit syncs it with
+  // itself, and the connection is back at FULL for it.
   sqlite::connection full(path);
   full.exec("INSERT INTO t VALUES (11)");  // may restart the WAL, which syncs its header
   std::uint64_t before = bench::slow_syncs();
   for (int i = 12; i < 16; ++i) {
-    sqlite::transaction tx(full);
+    sqlite::transaction tx(full, sqlite::transaction::mode::immediate, durability::unflushed);
     full.prepare("INSERT INTO t VALUES (?)").bind(1, i).run();
-    tx.commit_unflushed();
+    tx.commit();
   }
   EXPECT_EQ(bench::slow_syncs() - before, 0u);
   EXPECT_EQ(full.query_int64("PRAGMA synchronous"), 2);  // FULL again
@@ -54,14 +54,14 @@ TEST(slow_sync_vfs, carries_the_fsync_of_every_durable_commit) {
     tx.commit();
   }
   EXPECT_GE(bench::slow_syncs() - before, 1u);
-  // A savepoint's commit_unflushed() is a RELEASE: the outer commit decides.
+  // A savepoint's durability changes nothing: the outer transaction's decides.
   before = bench::slow_syncs();
   {
     sqlite::transaction outer(full);
     {
-      sqlite::transaction inner(full);
+      sqlite::transaction inner(full, sqlite::transaction::mode::immediate, durability::unflushed);
       full.prepare("INSERT INTO t VALUES (17)").run();
-      inner.commit_unflushed();
+      inner.commit();
     }
     outer.commit();
   }
@@ -70,32 +70,37 @@ TEST(slow_sync_vfs, carries_the_fsync_of_every_durable_commit) {
 }
 
 TEST(deferred_sync, a_transaction_leaves_the_connection_at_full_however_it_ends) {
-  // Transactions run at NORMAL (commit() syncs the WAL itself); autocommit statements after any
-  // end must be synced as configured again.
+  // An unflushed transaction runs at NORMAL; a flushed one at FULL, and so do autocommit
+  // statements after any end.
   temp_dir dir;
   const std::string path = (dir.path() / "sync.db").string();
   sqlite::connection db(path);
   db.exec("CREATE TABLE t (n INTEGER)");
+  constexpr auto immediate = sqlite::transaction::mode::immediate;
   {
     sqlite::transaction tx(db);
+    EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 2);  // flushed: FULL inside
+  }
+  {
+    sqlite::transaction tx(db, immediate, durability::unflushed);
     db.exec("INSERT INTO t VALUES (1)");
     EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 1);  // NORMAL inside
   }                                                      // rolled back
   EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 2);
   {
-    sqlite::transaction outer(db);
+    sqlite::transaction outer(db, immediate, durability::unflushed);
     {
       sqlite::transaction inner(db);
       db.exec("INSERT INTO t VALUES (2)");
-      inner.commit_unflushed();  // a RELEASE: NORMAL until the outer one ends
+      inner.commit();  // a RELEASE: NORMAL until the outer one ends
       EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 1);
     }
   }  // the outer one rolled back, savepoint and all
   EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 2);
   {
-    sqlite::transaction tx(db);
+    sqlite::transaction tx(db, immediate, durability::unflushed);
     db.exec("INSERT INTO t VALUES (3)");
-    tx.commit_unflushed();
+    tx.commit();
   }
   EXPECT_EQ(db.query_int64("PRAGMA synchronous"), 2);
   {

@@ -84,7 +84,7 @@ TEST_F(postgres_test, a_commit_after_a_failed_statement_throws_instead_of_lookin
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
 }
 
-TEST_F(postgres_test, commit_unflushed_commits_and_leaves_the_session_synchronous) {
+TEST_F(postgres_test, an_unflushed_transaction_commits_and_leaves_the_session_synchronous) {
   db.exec("CREATE TABLE t (i BIGINT)");
   // A deferred trigger runs at COMMIT: it records the synchronous_commit that COMMIT ran with.
   db.exec(
@@ -97,22 +97,22 @@ TEST_F(postgres_test, commit_unflushed_commits_and_leaves_the_session_synchronou
   pg::connection other{{test::test_cluster().fresh_schema()}};
   const std::string table = db.query("SELECT current_schema()").text(0, 0) + ".t";
   {
-    pg::transaction tx(db);
+    pg::transaction tx(db, durability::unflushed);
     db.execute("INSERT INTO t VALUES (1)");
-    tx.commit_unflushed();
+    tx.commit();
   }
   EXPECT_FALSE(db.in_transaction());
   EXPECT_EQ(other.query_int64("SELECT count(*) FROM " + table), 1);  // committed
   EXPECT_EQ(db.query("SHOW synchronous_commit").text(0, 0), "on");   // SET LOCAL: that one only
-  // A savepoint's commit_unflushed() is a RELEASE: the outer transaction still decides.
+  // A savepoint's durability changes nothing: the outer transaction's decides.
   int hooks = 0;
   {
     pg::transaction outer(db);
     {
-      pg::transaction inner(db);
+      pg::transaction inner(db, durability::unflushed);
       db.execute("INSERT INTO t VALUES (2)");
       db.after_commit([&] { ++hooks; });
-      inner.commit_unflushed();
+      inner.commit();
     }
     EXPECT_TRUE(db.in_transaction());
     EXPECT_EQ(db.query("SHOW synchronous_commit").text(0, 0), "on");
@@ -120,14 +120,14 @@ TEST_F(postgres_test, commit_unflushed_commits_and_leaves_the_session_synchronou
   EXPECT_EQ(hooks, 0);
   EXPECT_EQ(other.query_int64("SELECT count(*) FROM " + table), 1);
   {
-    pg::transaction outer(db);
+    pg::transaction outer(db, durability::unflushed);
     {
       pg::transaction inner(db);
       db.execute("INSERT INTO t VALUES (3)");
       db.after_commit([&] { ++hooks; });
-      inner.commit_unflushed();
+      inner.commit();
     }
-    outer.commit_unflushed();
+    outer.commit();
   }
   EXPECT_EQ(hooks, 1);
   EXPECT_EQ(other.query_int64("SELECT sum(i) FROM " + table), 4);

@@ -71,7 +71,8 @@ TEST(server_flush_postgres, flush_every_commit_leaves_none_unflushed) {
   EXPECT_EQ(s.metric("exactly_commit_groups_unflushed_total"), 0);
 }
 
-TEST(commit_groups_postgres, a_group_is_unflushed_only_if_every_member_allowed_it) {
+TEST(commit_groups_postgres,
+     a_group_is_unflushed_only_if_it_begins_with_and_holds_only_deferring_ones) {
   const std::string conninfo = test_cluster().fresh_schema();
   pg::connection db(pg::options{conninfo});
   db.exec("CREATE TABLE t (v INTEGER)");
@@ -100,12 +101,16 @@ TEST(commit_groups_postgres, a_group_is_unflushed_only_if_every_member_allowed_i
   run_group({commit_flush::may_defer, commit_flush::may_defer});
   EXPECT_EQ(g.stats().groups, 1);
   EXPECT_EQ(g.stats().unflushed, 1);
-  run_group({commit_flush::may_defer, commit_flush::required});  // a PUT with a POST
-  EXPECT_EQ(g.stats().groups, 2);
-  EXPECT_EQ(g.stats().unflushed, 1);
-  EXPECT_EQ(answered, 4);
+  // A PUT, then a POST: the POST commits the PUT's unflushed group and begins a flushed one.
+  run_group({commit_flush::may_defer, commit_flush::required});
+  EXPECT_EQ(g.stats().groups, 3);
+  EXPECT_EQ(g.stats().unflushed, 2);
+  run_group({commit_flush::required, commit_flush::may_defer});  // a POST, then a PUT: flushed
+  EXPECT_EQ(g.stats().groups, 4);
+  EXPECT_EQ(g.stats().unflushed, 2);
+  EXPECT_EQ(answered, 6);
   pg::connection other(pg::options{conninfo});
-  EXPECT_EQ(other.query_int64("SELECT count(*) FROM t"), 4);
+  EXPECT_EQ(other.query_int64("SELECT count(*) FROM t"), 6);
   EXPECT_EQ(db.query("SHOW synchronous_commit").text(0, 0), "on");  // SET LOCAL: that COMMIT only
 
   server::commit_groups every(io, database(db), true, /*flush_every_commit=*/true);

@@ -74,25 +74,24 @@ table expected() {
   for (E e : handler_events)
     row(S::post_pending, e, S::post_pending, A::none);
 
-  // restage_pending: PUT the kept body again under the same id. Staged (201, 200), consumed
-  // (410 request-consumed: the POST tells executed from gone), or unanswered: POST again. Busy or
-  // failing, or credentials refused (as for a POST: keys are rotated): the PUT again later. 410
-  // request-too-old and every other refusal: protocol fault.
+  // restage_pending: PUT the kept body again under the same id, then POST again whatever the
+  // answer (the POST tells what it left), but for busy, failing or credentials refused: the PUT
+  // again later; and 410 request-too-old: protocol fault.
   row(S::restage_pending, E::answer_created, S::post_pending, A::post_again);
   row(S::restage_pending, E::answer_ok, S::post_pending, A::post_again);
   row(S::restage_pending, E::answer_gone, S::post_pending, A::post_again);
   row(S::restage_pending, E::answer_no_answer, S::post_pending, A::post_again);
   row(S::restage_pending, E::answer_busy, S::restage_pending, A::resend);
   row(S::restage_pending, E::answer_server_error, S::restage_pending, A::resend);
-  row(S::restage_pending, E::answer_too_old, S::delete_pending, A::error_queue_follow_up);
   row(S::restage_pending, E::answer_credentials_refused, S::restage_pending, A::resend);
-  row(S::restage_pending, E::answer_conflict, S::delete_pending, A::error_queue_follow_up);
-  row(S::restage_pending, E::answer_too_large, S::delete_pending, A::error_queue_follow_up);
-  row(S::restage_pending, E::answer_unprocessable, S::delete_pending, A::error_queue_follow_up);
-  row(S::restage_pending, E::answer_not_found, S::delete_pending, A::error_queue_follow_up);
-  row(S::restage_pending, E::answer_no_content, S::delete_pending, A::error_queue_follow_up);
-  row(S::restage_pending, E::answer_other, S::delete_pending, A::error_queue_follow_up);
-  row(S::restage_pending, E::answer_stored_response, S::delete_pending, A::error_queue_follow_up);
+  row(S::restage_pending, E::answer_too_old, S::delete_pending, A::error_queue_follow_up);
+  row(S::restage_pending, E::answer_conflict, S::post_pending, A::post_again);
+  row(S::restage_pending, E::answer_too_large, S::post_pending, A::post_again);
+  row(S::restage_pending, E::answer_unprocessable, S::post_pending, A::post_again);
+  row(S::restage_pending, E::answer_not_found, S::post_pending, A::post_again);
+  row(S::restage_pending, E::answer_no_content, S::post_pending, A::post_again);
+  row(S::restage_pending, E::answer_other, S::post_pending, A::post_again);
+  row(S::restage_pending, E::answer_stored_response, S::post_pending, A::post_again);
   for (E e : handler_events)
     row(S::restage_pending, e, S::restage_pending, A::none);
 

@@ -74,16 +74,14 @@ class database {
 // unless commit() succeeded. On SQLite it takes the write lock at once (BEGIN IMMEDIATE).
 class database_transaction {
  public:
-  explicit database_transaction(const database& db);
+  // durability::unflushed only for a commit whose loss in a crash the caller tolerates (see
+  // durability); for a savepoint it changes nothing.
+  explicit database_transaction(const database& db, durability d = durability::flushed);
   ~database_transaction();
   database_transaction(const database_transaction&) = delete;
   database_transaction& operator=(const database_transaction&) = delete;
   // Throws the engine's error (an exactly::storage_error) when it fails.
   void commit();
-  // Commits without waiting for the disk (sqlite::transaction::commit_unflushed,
-  // pg::transaction::commit_unflushed): only for a commit whose loss in a crash the protocol
-  // tolerates, since a later flushed commit makes it durable with itself, in order.
-  void commit_unflushed();
 
  private:
   std::unique_ptr<sqlite::transaction> sqlite_;

@@ -4,6 +4,7 @@
 // went away. Errors surface as exactly::pg::error (an exactly::storage_error).
 // Thread-safety: a connection belongs to one thread at a time; connected() may be read anywhere.
 
+#include <exactly/common/durability.hpp>
 #include <exactly/common/storage_error.hpp>
 
 #include <atomic>
@@ -171,7 +172,8 @@ class connection {
 // is open on the connection, it is a SAVEPOINT inside it (see sqlite::transaction).
 class transaction {
  public:
-  explicit transaction(connection& db);
+  // durability::unflushed (outermost only) commits with SET LOCAL synchronous_commit = off.
+  explicit transaction(connection& db, durability d = durability::flushed);
   ~transaction();
   transaction(const transaction&) = delete;
   transaction& operator=(const transaction&) = delete;
@@ -179,20 +181,15 @@ class transaction {
   // COMMIT (RELEASE for a savepoint). Throws error, the transaction rolled back, if it fails,
   // including a COMMIT PostgreSQL turned into a rollback because a statement had failed.
   void commit();
-  // COMMIT with SET LOCAL synchronous_commit = off: it returns before the commit's WAL is
-  // flushed; the next synchronous commit flushes it too (WAL is flushed in order). A crash of the
-  // database server may take it back, never a later synchronous commit without it. For a
-  // savepoint, the same as commit().
-  void commit_unflushed();
   bool is_savepoint() const { return level_ > 1; }
 
  private:
   void rollback() noexcept;
-  void end(const char* commit_sql);  // COMMIT with `commit_sql`, or RELEASE for a savepoint
 
   connection* db_;
   int level_;
   bool done_ = false;
+  durability durability_;
 };
 
 }  // namespace exactly::pg

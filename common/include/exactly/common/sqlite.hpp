@@ -3,6 +3,7 @@
 // Errors surface as exactly::sqlite::error (an exactly::storage_error in sqlite_category()).
 // Thread-safety: a connection and its statements belong to one thread at a time.
 
+#include <exactly/common/durability.hpp>
 #include <exactly/common/storage_error.hpp>
 
 #include <chrono>
@@ -132,7 +133,7 @@ class connection {
   void after_commit(std::function<void()> fn);
   sqlite3* native() const { return db_; }
   const std::string& path() const { return path_; }
-  // Whether a commit can be left unsynced for a later synced one (WAL, synchronous >= FULL).
+  // Whether a transaction can be left unsynced for a later synced one (WAL, synchronous >= FULL).
   bool can_defer_sync() const { return wal_ && sync_ >= synchronous::full; }
 
  private:
@@ -147,7 +148,6 @@ class connection {
   synchronous sync_ = synchronous::full;
   bool sync_deferred_ = false;  // at NORMAL for the open transaction; restored at its end
   void restore_sync() noexcept;
-  void sync_wal();  // fsyncs the write-ahead log; throws error
   static int on_busy(void* self, int tries);
   friend class transaction;
 };
@@ -161,7 +161,12 @@ class transaction {
   enum class mode { deferred, immediate };
   // BEGIN IMMEDIATE by default, so a writer takes the write lock up front; `m` is ignored for
   // a savepoint.
-  explicit transaction(connection& db, mode m = mode::immediate);
+  // durability::unflushed (outermost only, WAL mode with synchronous FULL or EXTRA; elsewhere it
+  // changes nothing) runs the transaction at synchronous=NORMAL: NORMAL, not OFF, since in WAL
+  // mode a checkpoint at NORMAL still syncs the WAL before copying it and the database before the
+  // WAL starts over, so no flushed commit can be lost through it.
+  explicit transaction(connection& db, mode m = mode::immediate,
+                       durability d = durability::flushed);
   ~transaction();
   transaction(const transaction&) = delete;
   transaction& operator=(const transaction&) = delete;
@@ -169,17 +174,11 @@ class transaction {
   // COMMIT (RELEASE for a savepoint); throws error, and the transaction is rolled back, if it
   // fails.
   void commit();
-  // COMMIT without waiting for the disk: in WAL mode with synchronous FULL or EXTRA its WAL
-  // frames are written, not synced; the next synced commit or checkpoint makes them durable, in
-  // order. A crash of the machine may take it back, never a later synced commit without it.
-  // Anywhere else, and for a savepoint, the same as commit().
-  void commit_unflushed();
   bool is_savepoint() const { return level_ > 1; }
   connection& db() const { return *db_; }
 
  private:
   void rollback() noexcept;
-  void end(bool flush);  // COMMIT (and the deferred sync when `flush`) or RELEASE
 
   connection* db_;
   int level_;  // 1 = the outermost transaction
