@@ -46,17 +46,17 @@ run() {
 }
 
 status=0
-printf '%-36s %-8s %12s %8s\n' configuration result states seconds
+printf '%-46s %-8s %12s %8s\n' configuration result states seconds
 for flags in "${passing[@]}"; do
   run "$flags"
   result=pass
   if [ "$errors" != 0 ]; then result=FAIL; status=1; grep -m3 -E "violated|error" out.txt >&2 || true; fi
-  printf '%-36s %-8s %12s %8s\n' "${flags:-(plain)}" "$result" "$states" "$seconds"
+  printf '%-46s %-8s %12s %8s\n' "${flags:-(plain)}" "$result" "$states" "$seconds"
 done
 for flags in "${failing[@]}"; do
   run "$flags"
   result="fails"
   if [ "$errors" = 0 ]; then result="MISSED"; status=1; fi
-  printf '%-36s %-8s %12s %8s\n' "$flags" "$result" "$states" "$seconds"
+  printf '%-46s %-8s %12s %8s\n' "$flags" "$result" "$states" "$seconds"
 done
 exit $status
