@@ -6,25 +6,38 @@
    - the network delays, reorders, duplicates and drops requests and loses answers;
    - the client crashes (or times out) between any two steps: what it had not committed is gone,
      the journal of uncommitted PUTs survives and turns each such id into a cleanup DELETE;
-   - the server commits every request durably before it answers (synchronous=FULL, commit groups),
-     so a server crash loses exactly what a dropped request or a lost answer loses;
+   - the server commits PUTs and DELETEs WITHOUT flushing them and answers at once; POST
+     executions and every sweeper commit are flushed, and a flush makes every earlier commit
+     durable too (the WAL is written in order); a server crash (at most CRASHES of them, at any
+     moment) takes back every commit since the last flush; the highest time the server has used
+     survives it (with VOLATILE_HW: only as persisted by the last sweep, as the server does now);
    - time moves on; the sweeper expires staged requests (staged TTL), stored responses (response
      retention) and purges tombstones (acceptance window), at any moment;
    - the server clock may run FAST for a while and then be set back; the server keeps the highest
      time it has used and never decides with an earlier one (the rule the spec adopts);
    - a second principal may PUT or DELETE any id (ownership).
 
-   Checked in every state: an id executes at most once per invocation; a consumed id (executed or
-   tombstoned) is never staged again; a follow-up commits at most once. Checked when a run
-   quiesces (the client has nothing left to do and no request is in flight): the server holds no
-   staged or executed row of the client's (only tombstones), and if no message went to the error
-   queue, each invocation executed exactly once and its follow-up ran once. An invocation whose
-   POST or GET meets a 404/410 goes to the error queue and its id is still DELETEd.
+   The client keeps the body of its PUT with the committed invocation; a 404 to its POST makes it
+   PUT the same id again (re-PUT, state C_REPUT), and POST again after a 201/200, a 410
+   request-consumed, a 404 or no answer; a 410 request-too-old to the re-PUT or a 410 to the POST
+   (or a 404/410 to the GET) sends the message to the error queue, and its id is still DELETEd.
+
+   Checked in every state: an invocation executes at most once; an executed id is never staged
+   again, nor is an id consumed (executed or tombstoned) by a commit that no crash took back; an
+   invocation whose message went to the error queue never executes afterwards; a follow-up
+   commits at most once. A tombstone that a crash took back may be staged again by a delayed PUT
+   (an orphan: never POSTed, it expires by its staged TTL). Checked when a run quiesces (the
+   client has nothing left to do and no request is in flight): the server holds no staged or
+   executed row of the client's except of an id of which a crash took back a commit (a DELETE,
+   or another principal's PUT or DELETE that had refused the client's PUT; the sweeper reclaims
+   such a row by staged TTL or response retention, like any row), and if no message went to the
+   error queue, each invocation executed exactly once and its follow-up ran once.
 
    Broken variants, each of which must fail (see check.sh): BROKEN_WINDOW (PUT ignores the
    acceptance window), BROKEN_PURGE (tombstones purged without waiting), BROKEN_REINVOKE (the
    client re-invokes under a new id after a 404/410 to its POST), BROKEN_CLOCK (decisions use the
-   raw server clock after it was set back). */
+   raw server clock after it was set back), BROKEN_NO_REPUT (a 404 to the POST sends the message
+   to the error queue), BROKEN_UNFLUSHED_SWEEP (the sweeper's commits are not flushed either). */
 
 #ifndef K
 #define K 1 /* invocations */
@@ -43,6 +56,9 @@
 #define TMAX 4 /* how far true time runs */
 #endif
 #define FAST 2 /* how far ahead the server clock runs before it is set back */
+#ifndef CRASHES
+#define CRASHES 1 /* server crashes */
+#endif
 
 /* verbs */
 #define PUT 0
@@ -67,8 +83,9 @@
 #define OUTCOME 2   /* a stored response, executed or replayed */
 #define NO_CONTENT 3
 #define NOT_FOUND 4 /* 404 request-unknown */
-#define GONE 5      /* 410: too old, consumed, expired, response expired */
+#define GONE 5      /* 410: consumed, expired, response expired */
 #define CONFLICT 6  /* 409 not-executed, request-mismatch */
+#define TOO_OLD 7   /* 410 request-too-old */
 
 /* client invocation states */
 #define C_NEW 0     /* message queued, no attempt in progress */
@@ -78,12 +95,21 @@
 #define C_DEL 4     /* follow-up committed: DELETE pending */
 #define C_DONE 5
 #define C_ERROR 6   /* in the error queue */
+#define C_REPUT 7   /* a 404 to the POST: the same id PUT again, then POST */
 
-/* server, durable */
+/* server: what it has committed (a crash takes back what was not flushed) */
 byte st[N];
 byte since[N]; /* when the row entered its state */
 byte owner[N];
 byte hw;       /* the highest time the server has used */
+bool consumed[N]; /* ghost: executed or tombstoned */
+/* server: what is durable (as of the last flushed commit; hw as of the last sweep) */
+byte dst[N];
+byte dsince[N];
+byte downer[N];
+byte dhw;
+bool dconsumed[N];
+byte crashes;
 /* client ids' timestamps (client clock = true time) */
 byte idts[N];
 /* true time and the server clock's offset phase: 0 right, 1 fast, 2 set back */
@@ -104,7 +130,9 @@ bool other_acted;
 /* ghosts: what happened, for the invariants */
 byte executions[K];
 byte follow_ups[K];
-bool consumed[N];
+bool executed[N];
+bool taken_back[N]; /* a crash took back a commit of the id */
+bool queued[K];  /* the invocation's message went to the error queue */
 bool error_queued;
 
 #define SERVER_NOW (t + (clock_phase == 1 -> FAST : 0))
@@ -117,14 +145,64 @@ bool error_queued;
 
 inline begin_server_step() {
   dnow = DECISION_TIME;
+#ifdef CLOCK_STEP /* (without a step back, the highest time used is the clock's, and hw unused) */
   if
   :: dnow > hw -> hw = dnow
   :: else -> skip
   fi
+#endif
+}
+
+/* A flushed commit: it and every commit before it become durable. */
+inline flush() {
+  if
+  :: crashes < CRASHES -> /* (after the last crash, nothing reads the durable copy) */
+    for (j : 0 .. N - 1) {
+      dst[j] = st[j];
+      dsince[j] = since[j];
+      downer[j] = owner[j];
+      dconsumed[j] = consumed[j]
+    }
+    j = 0
+  :: else -> skip
+  fi
+}
+
+/* A server crash: the commits since the last flush are lost, and the time used since the last
+   sweep; the server starts again from what is durable. */
+inline crash() {
+  for (j : 0 .. N - 1) {
+    if
+    :: st[j] != dst[j] || owner[j] != downer[j] -> taken_back[j] = true
+    :: else -> skip
+    fi;
+    st[j] = dst[j];
+    since[j] = dsince[j];
+    owner[j] = downer[j];
+    consumed[j] = dconsumed[j]
+  }
+  j = 0;
+#ifdef VOLATILE_HW
+  hw = dhw;
+#endif
+  if
+  :: crashes == CRASHES -> /* the durable copy is read no more: forget it (fewer states) */
+    for (j : 0 .. N - 1) {
+      dst[j] = 0; dsince[j] = 0; downer[j] = 0; dconsumed[j] = false
+    }
+    j = 0;
+    dhw = 0
+  :: else -> skip
+  fi
+}
+
+inline error_queue(k, i) {
+  cst[k] = C_ERROR; error_queued = true; queued[k] = true; cleanup[i] = true /* id still DELETEd */
 }
 
 inline stage(i, who) {
-  assert(!consumed[i]); /* a consumed id is never staged again */
+  assert(!executed[i]); /* an executed id is never staged again */
+  assert(!consumed[i]); /* nor one whose consumption no crash took back */
   st[i] = STAGED;
   since[i] = dnow;
   owner[i] = who
@@ -150,7 +228,7 @@ inline serve(i, v, who, a) {
         stage(i, who); a = STAGED_OK
 #else
         if
-        :: idts[i] + W < dnow -> a = GONE /* request-too-old */
+        :: idts[i] + W < dnow -> a = TOO_OLD
         :: else -> stage(i, who); a = STAGED_OK
         fi
 #endif
@@ -163,15 +241,18 @@ inline serve(i, v, who, a) {
         st[i] = EXECUTED;
         since[i] = dnow;
         consumed[i] = true;
+        executed[i] = true;
         if
         :: who == CLIENT ->
           executions[i / A]++;
-          assert(executions[i / A] <= 1) /* an invocation executes at most once */
+          assert(executions[i / A] <= 1); /* an invocation executes at most once */
+          assert(!queued[i / A])          /* and never after its message went to the error queue */
         :: else -> skip
         fi;
+        flush(); /* an execution is flushed before it is answered */
         a = OUTCOME
       :: st[i] == EXECUTED -> a = OUTCOME
-      :: st[i] == UNKNOWN && idts[i] + W < dnow -> a = GONE /* request-too-old */
+      :: st[i] == UNKNOWN && idts[i] + W < dnow -> a = TOO_OLD
       :: st[i] == UNKNOWN && idts[i] + W >= dnow -> a = NOT_FOUND
       :: st[i] == TOMB -> a = GONE
       fi
@@ -179,7 +260,7 @@ inline serve(i, v, who, a) {
       if
       :: st[i] == EXECUTED -> a = OUTCOME
       :: st[i] == STAGED -> a = CONFLICT
-      :: st[i] == UNKNOWN && idts[i] + W < dnow -> a = GONE /* request-too-old */
+      :: st[i] == UNKNOWN && idts[i] + W < dnow -> a = TOO_OLD
       :: st[i] == UNKNOWN && idts[i] + W >= dnow -> a = NOT_FOUND
       :: st[i] == TOMB -> a = GONE
       fi
@@ -212,7 +293,16 @@ inline sweep() {
     j++
   :: else -> break
   od;
-  j = 0
+  j = 0;
+#ifndef BROKEN_UNFLUSHED_SWEEP
+  flush(); /* a sweep is flushed, with the time it used */
+#ifdef VOLATILE_HW
+  if
+  :: crashes < CRASHES -> dhw = hw
+  :: else -> skip
+  fi
+#endif
+#endif
 }
 
 /* The client sends (another copy of) request (i, v). */
@@ -237,7 +327,12 @@ inline quiescent_check() {
   j = 0;
   do
   :: j < N ->
-    assert(!(owner[j] == CLIENT && (st[j] == STAGED || st[j] == EXECUTED))); /* only tombstones */
+    /* only tombstones, but for ids of which a crash took back a commit: a DELETE's tombstone
+       (the row it replaced is back), or a staging or tombstone of another principal's that had
+       refused the client's PUT (a delayed copy of it may then stage the id, which the client
+       never POSTs); the sweeper reclaims such rows by staged TTL or response retention, as it
+       does every row never DELETEd */
+    assert(!(owner[j] == CLIENT && (st[j] == STAGED || st[j] == EXECUTED)) || taken_back[j]);
     j++
   :: else -> break
   od
@@ -255,6 +350,8 @@ active proctype world() {
 #endif
   /* ---- the server's sweeper ---- */
   :: atomic { sweep(); dnow = 0 }
+  /* ---- a server crash ---- */
+  :: atomic { crashes < CRASHES -> crashes++; crash() }
   /* ---- the network: deliver a copy (answer kept or lost; another copy may stay), drop one ---- */
   :: atomic {
        select(i : 0 .. N - 1);
@@ -269,7 +366,8 @@ active proctype world() {
          if
          :: skip /* the answer is lost */
          :: v == DEL && cleanup[i] && (a == NO_CONTENT || a == NOT_FOUND) -> cleaned[i] = true
-         :: cid[i / A] == i && ((v == PUT && cst[i / A] == C_PUTTING) || (v == POST && cst[i / A] == C_POST) ||
+         :: cid[i / A] == i && ((v == PUT && (cst[i / A] == C_PUTTING || cst[i / A] == C_REPUT)) ||
+              (v == POST && cst[i / A] == C_POST) ||
               (v == GET && cst[i / A] == C_FOLLOW) || (v == DEL && cst[i / A] == C_DEL)) ->
            got[i / A] = a
          fi
@@ -315,7 +413,7 @@ active proctype world() {
          cid[k] = i;
          send(i, PUT);
          cst[k] = C_PUTTING
-       :: cst[k] == C_NEW && att[k] == A -> cst[k] = C_ERROR; error_queued = true
+       :: cst[k] == C_NEW && att[k] == A -> cst[k] = C_ERROR; error_queued = true; queued[k] = true
        :: cst[k] == C_PUTTING ->
          i = cid[k];
          if
@@ -329,13 +427,26 @@ active proctype world() {
          i = cid[k];
          if
          :: got[k] == OUTCOME -> cst[k] = C_FOLLOW /* follow-up queued */
-         :: got[k] == NOT_FOUND || got[k] == GONE ->
 #ifdef BROKEN_REINVOKE
+         :: got[k] == NOT_FOUND || got[k] == GONE || got[k] == TOO_OLD ->
            cst[k] = C_NEW /* re-invoked under a new id */
 #else
-           cst[k] = C_ERROR; error_queued = true; cleanup[i] = true /* and its id is DELETEd */
+#ifdef BROKEN_NO_REPUT
+         :: got[k] == NOT_FOUND || got[k] == GONE || got[k] == TOO_OLD -> error_queue(k, i)
+#else
+         :: got[k] == NOT_FOUND -> send(i, PUT); cst[k] = C_REPUT /* the kept body PUT again */
+         :: got[k] == GONE || got[k] == TOO_OLD -> error_queue(k, i)
+#endif
 #endif
          :: send(i, POST) /* unanswered, or a crash after commit: POST (again) */
+         fi
+       :: cst[k] == C_REPUT ->
+         i = cid[k];
+         if
+         :: got[k] == TOO_OLD -> error_queue(k, i)
+         :: got[k] != NONE && got[k] != TOO_OLD -> cst[k] = C_POST /* 201, 200, 410 consumed, 404 */
+         :: send(i, PUT) /* no answer yet: send again */
+         :: cst[k] = C_POST /* no answer, timeout or a crash: POST again */
          fi
        :: cst[k] == C_FOLLOW ->
          i = cid[k];
@@ -344,8 +455,7 @@ active proctype world() {
            follow_ups[k]++;
            assert(follow_ups[k] <= 1);
            cst[k] = C_DEL
-         :: got[k] == NOT_FOUND || got[k] == GONE ->
-           cst[k] = C_ERROR; error_queued = true; cleanup[i] = true /* and its id is DELETEd */
+         :: got[k] == NOT_FOUND || got[k] == GONE || got[k] == TOO_OLD -> error_queue(k, i)
          :: send(i, GET) /* unanswered, or a crash before the follow-up committed */
          fi
        :: cst[k] == C_DEL ->
