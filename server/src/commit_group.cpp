@@ -21,7 +21,8 @@ std::shared_ptr<commit_groups::group> commit_groups::join(commit_flush member) {
   }
   const bool unflushed = member == commit_flush::may_defer && !flush_every_commit_;
   if (open_ && open_->unflushed && !unflushed)
-    flush(open_);  // a member that needs the flush never joins an unflushed group
+    // A member that needs the flush never joins an unflushed group (a copy: flush() resets open_).
+    flush(std::shared_ptr<group>(open_));
   if (!open_) {
     auto g = std::make_shared<group>(io_);
     g->unflushed = unflushed;

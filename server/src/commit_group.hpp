@@ -85,7 +85,7 @@ class commit_groups {
   // transactions of its own. Call before writing.
   void require_flush() {
     if (open_ && open_->unflushed)
-      flush(open_);
+      flush(std::shared_ptr<group>(open_));  // a copy: flush() resets open_
   }
 
   const group_stats& stats() const { return stats_; }
