@@ -168,6 +168,23 @@ inline flush() {
   fi
 }
 
+/* A decision that an unknown id is too old (PUT or POST refused, DELETE writing nothing) holds
+   only while the time it used is never forgotten: the server persists that time in a flushed
+   commit before it answers (with it, every commit before). BROKEN_VOLATILE_TOO_OLD leaves it to
+   the next sweep. */
+inline persist_too_old() {
+#ifndef BROKEN_VOLATILE_TOO_OLD
+  flush();
+#ifdef VOLATILE_HW
+  if
+  :: crashes < CRASHES -> dhw = hw
+  :: else -> skip
+  fi
+#endif
+#endif
+  skip
+}
+
 /* A server crash: the commits since the last flush are lost, and the time used since the last
    sweep; the server starts again from what is durable. */
 inline crash() {
@@ -228,7 +245,7 @@ inline serve(i, v, who, a) {
         stage(i, who); a = STAGED_OK
 #else
         if
-        :: idts[i] + W < dnow -> a = TOO_OLD
+        :: idts[i] + W < dnow -> persist_too_old(); a = TOO_OLD
         :: else -> stage(i, who); a = STAGED_OK
         fi
 #endif
@@ -252,7 +269,7 @@ inline serve(i, v, who, a) {
         flush(); /* an execution is flushed before it is answered */
         a = OUTCOME
       :: st[i] == EXECUTED -> a = OUTCOME
-      :: st[i] == UNKNOWN && idts[i] + W < dnow -> a = TOO_OLD
+      :: st[i] == UNKNOWN && idts[i] + W < dnow -> persist_too_old(); a = TOO_OLD
       :: st[i] == UNKNOWN && idts[i] + W >= dnow -> a = NOT_FOUND
       :: st[i] == TOMB -> a = GONE
       fi
@@ -268,6 +285,7 @@ inline serve(i, v, who, a) {
       if
       :: st[i] == STAGED || st[i] == EXECUTED -> tombstone(i)
       :: st[i] == UNKNOWN && idts[i] + W >= dnow -> tombstone(i); owner[i] = who
+      :: st[i] == UNKNOWN && idts[i] + W < dnow -> persist_too_old() /* writes nothing else */
       :: else -> skip
       fi;
       a = NO_CONTENT

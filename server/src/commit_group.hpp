@@ -89,6 +89,8 @@ class commit_groups {
   }
 
   const group_stats& stats() const { return stats_; }
+  // Whether every group is flushed (server_options::flush_every_commit).
+  bool flushes_every_commit() const { return flush_every_commit_; }
 
  private:
   struct group {

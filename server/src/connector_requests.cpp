@@ -103,6 +103,18 @@ interaction_response connector::impl::handle(const interaction_request& r, const
   }
   const request_facts facts{r.v, r.principal, id.timestamp_ms(), now, digest, r.content_type};
   decision d = decide(known, facts, opts.times);
+  // An unknown id refused as too old (PUT, POST) or left without a tombstone (DELETE): the time
+  // that decided it is persisted, flushed with the answer, so neither a restart nor a clock set
+  // back later decides with an earlier one (proto-spec §7; the model's persist_too_old).
+  const bool too_old_unknown =
+      !known && id.timestamp_ms() < now - opts.times.acceptance_window_ms;
+  if (too_old_unknown && r.v != verb::get) {
+    if (r.unflushed)
+      return problem_response(errc::storage_unavailable,
+                              "the id reached the edge of the acceptance window; try again");
+    store->raise_clock_floor(now);
+    tx->commit();
+  }
   if (known && r.v != verb::get) {
     // The first write to see an expiry writes it down, as the sweeper would: the answer given
     // now (gone, or nothing to delete) then holds even if the clock is set back later.
@@ -179,6 +191,16 @@ interaction_response connector::impl::handle(const interaction_request& r, const
       on_durable_execution();
   });
   return stored(response, protocol::outcome_executed, now, opts.times);
+}
+
+bool connector::may_defer_flush(const interaction_request& r) const {
+  // Ids a minute or more inside the window: a request waits far less than that for its group.
+  constexpr std::int64_t margin_ms = 60'000;
+  if (r.v != verb::put && r.v != verb::delete_)
+    return false;
+  const auto id = request_id::parse(r.id);
+  return id && id->timestamp_ms() - margin_ms >=
+                   impl_->clock.now() - impl_->opts.times.acceptance_window_ms;
 }
 
 interaction_response connector::handle(const interaction_request& r) {

@@ -297,20 +297,20 @@ asio::awaitable<beast_response> request_dispatch::user_route(beast_request& req,
 
 asio::awaitable<beast_response> request_dispatch::connector_route(beast_request& req, route_match m,
                                                                   std::string principal) {
-  const interaction_request ir{to_verb(req.method()),
-                               m.route_template,
-                               m.id,
-                               principal,
-                               to_view(req[http::field::content_type]),
-                               req.body()};
+  interaction_request ir{to_verb(req.method()),
+                         m.route_template,
+                         m.id,
+                         principal,
+                         to_view(req[http::field::content_type]),
+                         req.body()};
   if (ir.v == verb::get && connector_.has_separate_reads()) {
     // Committed rows only, so no commit group to wait for: read here, answered at once.
     co_return reply(connector_.read(ir), req.version());
   }
   // Only a PUT or a DELETE may go out before its commit is flushed: a crash taking it back
   // loses no execution (server_options::flush_every_commit).
-  const commit_flush flush =
-      ir.v == verb::put || ir.v == verb::delete_ ? commit_flush::may_defer : commit_flush::required;
+  ir.unflushed = !storage_.flushes_every_commit() && connector_.may_defer_flush(ir);
+  const commit_flush flush = ir.unflushed ? commit_flush::may_defer : commit_flush::required;
   auto [failure, committed] = co_await storage_.run_in_commit_group(
       [this, &ir] { return connector_.handle(ir); },
       /*own_savepoint=*/false, flush);  // handle() has its own

@@ -66,6 +66,8 @@ class storage_executor {
   // Commits the open commit group now if it is unflushed (commit_groups::require_flush), so that
   // what the caller writes next is flushed. Storage thread; call before writing.
   void require_flush() { groups_.require_flush(); }
+  // Whether every commit group is flushed (server_options::flush_every_commit).
+  bool flushes_every_commit() const { return groups_.flushes_every_commit(); }
   // Commit group counts (storage thread).
   const group_stats& group_counts() const { return groups_.stats(); }
 

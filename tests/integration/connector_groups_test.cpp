@@ -6,6 +6,7 @@
 #include <http_client.hpp>
 #include <requests.hpp>
 
+#include <exactly/common/clock.hpp>
 #include <exactly/common/request_id.hpp>
 
 #include <gtest/gtest.h>
@@ -37,6 +38,42 @@ class echo_connector : public ::testing::Test {
 };
 using separate_reads = echo_connector;
 using durable_counts = echo_connector;
+using unflushed_requests = echo_connector;
+
+// Which requests may be committed unflushed, and what one that may not be does when it was:
+// deciding that an unknown id is too old needs its time persisted, flushed, so an unflushed
+// request answers 503 (try again) and writes nothing.
+TEST_F(unflushed_requests, only_puts_and_deletes_of_ids_well_inside_the_window) {
+  constexpr std::int64_t hour = 3600 * 1000;
+  const std::int64_t now = system_now_ms();
+  const std::string fresh = request_id::mint(now).to_string();
+  const std::string edge = request_id::mint(now - hour + 30'000).to_string();
+  const std::string old = request_id::mint(now - 2 * hour).to_string();
+  EXPECT_TRUE(c_.may_defer_flush(request(verb::put, fresh)));
+  EXPECT_TRUE(c_.may_defer_flush(request(verb::delete_, fresh)));
+  EXPECT_FALSE(c_.may_defer_flush(request(verb::post, fresh)));
+  EXPECT_FALSE(c_.may_defer_flush(request(verb::get, fresh)));
+  EXPECT_FALSE(c_.may_defer_flush(request(verb::put, edge)));
+  EXPECT_FALSE(c_.may_defer_flush(request(verb::put, old)));
+  EXPECT_FALSE(c_.may_defer_flush(request(verb::put, "not-an-id")));
+
+  const auto floor = [&] {
+    return c_.db().query_int64("SELECT high_water_ms FROM exactly_clock").value_or(0);
+  };
+  for (const verb v : {verb::put, verb::delete_}) {
+    const std::int64_t before = floor();
+    auto r = request(v, old, R"({"status":200})");
+    r.unflushed = true;  // as a race between the dispatch and the decision would leave it
+    const auto answer = c_.handle(r);
+    EXPECT_EQ(answer.status, 503u);
+    EXPECT_EQ(answer.problem, errc::storage_unavailable);
+    EXPECT_EQ(floor(), before);  // nothing written
+    r.unflushed = false;
+    EXPECT_EQ(c_.handle(r).status, v == verb::put ? 410u : 204u);
+    EXPECT_GE(floor(), now);
+  }
+  EXPECT_EQ(c_.db().query_int64("SELECT count(*) FROM exactly_interactions"), 0);
+}
 
 TEST_F(separate_reads, a_get_sees_an_execution_only_once_its_group_has_committed) {
   server::connector& c = c_;

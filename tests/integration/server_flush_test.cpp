@@ -91,6 +91,37 @@ TEST_F(server_flush, puts_and_deletes_are_answered_without_an_fsync_posts_after_
   EXPECT_EQ(s.executions(id), 1);
 }
 
+// Deciding that an unknown id is too old persists the time that decided it, flushed with the
+// answer (for a PUT, a POST and a DELETE alike), so that a crash followed by a clock set back
+// cannot make the server stage that id again; and an id within a minute of the window's edge is
+// never committed unflushed.
+TEST_F(server_flush, too_old_decisions_persist_their_time_flushed) {
+  echo_server s;
+  warm_up(s);
+  const auto floor = [&] {
+    sqlite::connection other(s.db_path());
+    return other.query_int64("SELECT high_water_ms FROM exactly_clock").value_or(0);
+  };
+  constexpr std::int64_t hour = 3600 * 1000;
+  for (const char* method : {"PUT", "POST", "DELETE"}) {
+    const std::int64_t before = s.now_ms();
+    const std::string old = request_id::mint(before - 2 * hour).to_string();
+    const cost c = counted(s, method, old, std::string(method) == "DELETE" ? 204 : 410);
+    EXPECT_GE(c.syncs, 1u) << method;
+    EXPECT_EQ(c.unflushed, 0) << method;
+    EXPECT_GE(floor(), before) << method;
+  }
+  // 59 minutes old: inside the window, but within a minute of its edge: staged, flushed.
+  const std::string edge = request_id::mint(s.now_ms() - hour + 60'000 - 1000).to_string();
+  const cost near = counted(s, "PUT", edge, 201);
+  EXPECT_GE(near.syncs, 1u);
+  EXPECT_EQ(near.unflushed, 0);
+  // A fresh id's PUT stays unflushed.
+  const cost fresh = counted(s, "PUT", request_id::mint(s.now_ms()).to_string(), 201);
+  EXPECT_EQ(fresh.syncs, 0u);
+  EXPECT_EQ(fresh.unflushed, 1);
+}
+
 TEST_F(server_flush, flush_every_commit_flushes_puts_and_deletes_too) {
   echo_server s({.flush_every_commit = true});
   warm_up(s);

@@ -91,6 +91,11 @@ class connector {
   // storage-unavailable, a failing business logic 500 execution-failed, a defect of the server
   // 500 internal-error. An execution's hooks (counting, crash point) run once it has committed.
   interaction_response handle(const interaction_request& r);
+  // Whether `r` may be committed without a flush (interaction_request::unflushed): a PUT or a
+  // DELETE of an id well inside the acceptance window (a minute or more from its edge). Deciding
+  // that an unknown id is too old persists the time it used in a flushed commit, so that a crash
+  // and a clock set back can never make the server stage that id again.
+  bool may_defer_flush(const interaction_request& r) const;
   // Carries out a GET through the read-only connection: it sees only committed state (with
   // synchronous=FULL, only durable state), never waits for a write in flight, and may run on
   // one other thread while handle() runs. Answers failures as handle() does.

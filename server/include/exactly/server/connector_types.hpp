@@ -49,6 +49,9 @@ struct interaction_request {
   std::string_view principal;  // "" in open mode
   std::string_view content_type;
   std::string_view body;
+  // The caller commits this request without a flush (see connector::may_defer_flush): a
+  // decision that needs one is then not made (503 storage-unavailable, nothing written).
+  bool unflushed = false;
 };
 
 // A response to send: protocol answer, stored response or problem.
