@@ -149,6 +149,7 @@ class invoke_http : public ::testing::Test {
   }
 
   void through_faults(client::put_wait wait, std::uint64_t seed);
+  void expect_each_once_through(int workers, int publishers);
 
   // Runs `workers` runtime workers until `n` follow-ups committed and nothing is pending.
   void run_until_done(client::runtime::setup_fn setup, int workers, int n, int publishers = 0) {
@@ -721,32 +722,16 @@ TEST_F(invoke_http, a_runtime_worker_survives_an_exception_outside_handlers) {
   EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
 }
 
-TEST_F(invoke_http, concurrent_workers_still_execute_once_and_follow_up_once) {
+// `n` bills through a runtime of `workers` handler workers and `publishers` publisher threads
+// (0: the workers publish too): each executed once, each follow-up once, nothing left over.
+void invoke_http::expect_each_once_through(int workers, int publishers) {
   echo_server server(cfg_);
   const std::string host = "127.0.0.1:" + std::to_string(server.port());
   constexpr int n = 100;
   queue_bills(n);
   run_until_done(billing_setup(client::make_beast_transport({.keys = {{host, "alice-key"}}}),
                                "http://" + host + "/vectors/echo/{id}"),
-                 4, n);
-  EXPECT_EQ(server.executions_total(), n);
-  EXPECT_EQ(q("SELECT count(*) FROM bills"), n);
-  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
-  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
-  EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 0);
-  EXPECT_EQ(server.rows().executed, 0);
-  EXPECT_EQ(server.rows().staged, 0);
-}
-
-// Handler workers and publisher threads apart: each step still done once by one of them.
-TEST_F(invoke_http, workers_and_publishers_apart_still_execute_once_and_follow_up_once) {
-  echo_server server(cfg_);
-  const std::string host = "127.0.0.1:" + std::to_string(server.port());
-  constexpr int n = 100;
-  queue_bills(n);
-  run_until_done(billing_setup(client::make_beast_transport({.keys = {{host, "alice-key"}}}),
-                               "http://" + host + "/vectors/echo/{id}"),
-                 2, n, 2);
+                 workers, n, publishers);
   EXPECT_EQ(server.executions_total(), n);
   EXPECT_EQ(q("SELECT count(*) FROM bills"), n);
   EXPECT_EQ(q("SELECT count(*) FROM results"), n);
@@ -756,6 +741,15 @@ TEST_F(invoke_http, workers_and_publishers_apart_still_execute_once_and_follow_u
   EXPECT_EQ(server.rows().executed, 0);
   EXPECT_EQ(server.rows().staged, 0);
   EXPECT_EQ(server.rows().tombstone, n);
+}
+
+TEST_F(invoke_http, concurrent_workers_still_execute_once_and_follow_up_once) {
+  expect_each_once_through(4, 0);
+}
+
+// Handler workers and publisher threads apart: each step still done once by one of them.
+TEST_F(invoke_http, workers_and_publishers_apart_still_execute_once_and_follow_up_once) {
+  expect_each_once_through(2, 2);
 }
 
 // The server clock's span around something the server did: what it stamped lies within.
