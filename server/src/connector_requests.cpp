@@ -106,8 +106,7 @@ interaction_response connector::impl::handle(const interaction_request& r, const
   // An unknown id refused as too old (PUT, POST) or left without a tombstone (DELETE): the time
   // that decided it is persisted, flushed with the answer, so neither a restart nor a clock set
   // back later decides with an earlier one (proto-spec §7; the model's persist_too_old).
-  const bool too_old_unknown =
-      !known && id.timestamp_ms() < now - opts.times.acceptance_window_ms;
+  const bool too_old_unknown = !known && id.timestamp_ms() < now - opts.times.acceptance_window_ms;
   if (too_old_unknown && r.v != verb::get) {
     if (r.unflushed)
       return problem_response(errc::storage_unavailable,
