@@ -10,8 +10,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-# The server commits PUT and DELETE without a flush; a server crash (one by default, -DCRASHES)
-# takes back every commit since the last flushed one (a POST execution or a sweep).
+# The server commits PUT and DELETE without a flush; a POST execution and a too-old decision are
+# flushed commits, made durable by a later sync (pipelined) that their answers wait for; a sweep
+# is flushed at once. A server crash (one by default, -DCRASHES) takes back every commit since
+# the last sync.
 passing=(
   "-DTMAX=3"                           # one invocation, two handler attempts: network, client
                                        # crashes, sweeper, a server crash taking back commits
@@ -27,9 +29,10 @@ failing=(
   "-DBROKEN_REINVOKE"               # a new id after a 404/410 to the POST
   "-DBROKEN_CLOCK -DCLOCK_STEP"     # decisions by a clock that was set back
   "-DBROKEN_NO_REPUT -DTMAX=3"      # a 404 to the POST goes to the error queue, no re-PUT
-  # the sweeper's commits are not flushed (two invocations: the other's execution must flush
-  # the PUT before the sweep that a crash takes back)
+  # the sweeper's commits are not flushed (two invocations: the other's execution and its sync
+  # must make the PUT durable before the sweep that a crash takes back)
   "-DBROKEN_UNFLUSHED_SWEEP -DK=2 -DA=1 -DTMAX=2"
+  "-DBROKEN_UNHELD_ANSWER"          # POST and GET answers go out before the sync
 )
 if [ "${1:-}" = "--quick" ]; then passing=("-DCRASHES=0"); fi
 

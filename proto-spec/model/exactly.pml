@@ -6,11 +6,20 @@
    - the network delays, reorders, duplicates and drops requests and loses answers;
    - the client crashes (or times out) between any two steps: what it had not committed is gone,
      the journal of uncommitted PUTs survives and turns each such id into a cleanup DELETE;
-   - the server commits PUTs and DELETEs WITHOUT flushing them and answers at once; POST
-     executions and every sweeper commit are flushed, and a flush makes every earlier commit
-     durable too (the WAL is written in order); a server crash (at most CRASHES of them, at any
-     moment) takes back every commit since the last flush; the highest time the server has used
-     survives it (with VOLATILE_HW: only as persisted by the last sweep, as the server does now);
+   - the server commits PUTs and DELETEs WITHOUT flushing them and answers at once; a POST
+     execution and a decision that an unknown id is too old (persist_too_old) are FLUSHED commits,
+     synced in the background (pipelined sync): committed at once, visible to every later
+     request, and made durable by a sync, a server transition of its own that may come at any
+     moment while such a commit is pending; a sync makes every commit before it durable (the WAL
+     is written in order). Answers that depend on a flushed commit are HELD until a sync: while
+     one is pending, every POST and GET answer and every too-old answer (PUT, POST, the DELETE
+     that persisted its time) waits for the sync, which delivers it; other PUT and DELETE answers
+     go out at once, even about an execution no sync has made durable yet. The sweeper flushes
+     its own commits at once: its flush is a sync, of every pending commit too, and delivers the
+     held answers. A server crash (at most CRASHES of them, at any moment) takes back every commit
+     since the last sync, executions included, and loses the held answers with their
+     connections; the highest time the server has used survives it (with VOLATILE_HW: only as
+     persisted by the last sweep or synced too-old decision);
    - time moves on; the sweeper expires staged requests (staged TTL), stored responses (response
      retention) and purges tombstones (acceptance window), at any moment;
    - the server clock may run FAST for a while and then be set back; the server keeps the highest
@@ -22,22 +31,26 @@
    request-consumed, a 404 or no answer; a 410 request-too-old to the re-PUT or a 410 to the POST
    (or a 404/410 to the GET) sends the message to the error queue, and its id is still DELETEd.
 
-   Checked in every state: an invocation executes at most once; an executed id is never staged
-   again, nor is an id consumed (executed or tombstoned) by a commit that no crash took back; an
-   invocation whose message went to the error queue never executes afterwards; a follow-up
-   commits at most once. A tombstone that a crash took back may be staged again by a delayed PUT
-   (an orphan: never POSTed, it expires by its staged TTL). Checked when a run quiesces (the
-   client has nothing left to do and no request is in flight): the server holds no staged or
-   executed row of the client's except of an id of which a crash took back a commit (a DELETE,
-   or another principal's PUT or DELETE that had refused the client's PUT; the sweeper reclaims
-   such a row by staged TTL or response retention, like any row), and if no message went to the
-   error queue, each invocation executed exactly once and its follow-up ran once.
+   Checked in every state: an invocation executes at most once (counting the executions no crash
+   took back); an id consumed (executed or tombstoned) by a commit that no crash took back is
+   never staged again; an invocation whose message went to the error queue never executes
+   afterwards; a follow-up commits at most once. A tombstone that a crash took back may be staged
+   again by a delayed PUT (an orphan: never POSTed, it expires by its staged TTL). Checked when a
+   run quiesces (the client has nothing left to do and no request is in flight): the server holds
+   no staged or executed row of the client's except of an id of which a crash took back a commit
+   (a DELETE, or another principal's PUT or DELETE that had refused the client's PUT; the sweeper
+   reclaims such a row by staged TTL or response retention, like any row), and if no message went
+   to the error queue, each invocation executed exactly once (an execution no crash took back)
+   and its follow-up ran once.
 
    Broken variants, each of which must fail (see check.sh): BROKEN_WINDOW (PUT ignores the
    acceptance window), BROKEN_PURGE (tombstones purged without waiting), BROKEN_REINVOKE (the
    client re-invokes under a new id after a 404/410 to its POST), BROKEN_CLOCK (decisions use the
    raw server clock after it was set back), BROKEN_NO_REPUT (a 404 to the POST sends the message
-   to the error queue), BROKEN_UNFLUSHED_SWEEP (the sweeper's commits are not flushed either). */
+   to the error queue), BROKEN_UNFLUSHED_SWEEP (the sweeper's commits are not flushed either),
+   BROKEN_VOLATILE_TOO_OLD (a too-old decision's time is left to the next sweep),
+   BROKEN_UNHELD_ANSWER (POST and GET answers go out at once, before the sync of the execution
+   they report). */
 
 #ifndef K
 #define K 1 /* invocations */
@@ -97,19 +110,29 @@
 #define C_ERROR 6   /* in the error queue */
 #define C_REPUT 7   /* a 404 to the POST: the same id PUT again, then POST */
 
-/* server: what it has committed (a crash takes back what was not flushed) */
+/* server: what it has committed (a crash takes back what no sync made durable) */
 byte st[N];
 byte since[N]; /* when the row entered its state */
 byte owner[N];
 byte hw;       /* the highest time the server has used */
 bool consumed[N]; /* ghost: executed or tombstoned */
-/* server: what is durable (as of the last flushed commit; hw as of the last sweep) */
+byte executions[K]; /* ghost: the invocation's executions (committed with the row) */
+bool pending;  /* a flushed commit awaits its sync */
+#ifdef VOLATILE_HW
+byte chw;      /* the time persisted by a too-old decision whose sync is pending (0: none) */
+#endif
+/* server: what is durable (as of the last sync; hw as of the last sweep or too-old decision) */
 byte dst[N];
 byte dsince[N];
 byte downer[N];
 byte dhw;
 bool dconsumed[N];
+byte dexecutions[K];
 byte crashes;
+/* server: answers held until the next sync (lost in a crash): to the current step of each
+   invocation, and to cleanup DELETEs */
+byte held[K];
+bool held_clean[N];
 /* client ids' timestamps (client clock = true time) */
 byte idts[N];
 /* true time and the server clock's offset phase: 0 right, 1 fast, 2 set back */
@@ -128,9 +151,7 @@ byte att[K];
 bool cleanup[N]; /* a DELETE owed for an id of an attempt that did not commit */
 bool other_acted;
 /* ghosts: what happened, for the invariants */
-byte executions[K];
 byte follow_ups[K];
-bool executed[N];
 bool taken_back[N]; /* a crash took back a commit of the id */
 bool queued[K];  /* the invocation's message went to the error queue */
 bool error_queued;
@@ -153,7 +174,7 @@ inline begin_server_step() {
 #endif
 }
 
-/* A flushed commit: it and every commit before it become durable. */
+/* Storage makes every commit so far durable (commits are durable in commit order). */
 inline flush() {
   if
   :: crashes < CRASHES -> /* (after the last crash, nothing reads the durable copy) */
@@ -163,30 +184,71 @@ inline flush() {
       downer[j] = owner[j];
       dconsumed[j] = consumed[j]
     }
-    j = 0
+    j = 0;
+    for (k : 0 .. K - 1) {
+      dexecutions[k] = executions[k]
+    }
+    k = 0
   :: else -> skip
   fi
 }
 
-/* A decision that an unknown id is too old (PUT or POST refused, DELETE writing nothing) holds
-   only while the time it used is never forgotten: the server persists that time in a flushed
-   commit before it answers (with it, every commit before). BROKEN_VOLATILE_TOO_OLD leaves it to
-   the next sweep. */
-inline persist_too_old() {
-#ifndef BROKEN_VOLATILE_TOO_OLD
+/* A sync (pipelined, in the background, at any moment after a flushed commit; or the sweeper's
+   own flush): every commit before it becomes durable, and the answers held for the flushed
+   commits go out. */
+inline sync() {
   flush();
 #ifdef VOLATILE_HW
   if
-  :: crashes < CRASHES -> dhw = hw
+  :: crashes < CRASHES && chw > dhw -> dhw = chw
   :: else -> skip
-  fi
+  fi;
+  chw = 0;
+#endif
+  pending = false;
+  for (k : 0 .. K - 1) {
+    if
+    :: held[k] != NONE -> got[k] = held[k]; held[k] = NONE
+    :: else -> skip
+    fi
+  }
+  k = 0;
+  for (j : 0 .. N - 1) {
+    if
+    :: held_clean[j] -> cleaned[j] = cleaned[j] || cleanup[j]; held_clean[j] = false
+    :: else -> skip
+    fi
+  }
+  j = 0
+}
+
+/* A flushed commit: committed at once (visible to every later request), durable at the next
+   sync; the answers that depend on it wait for that sync (in the network transition). */
+inline flushed_commit() {
+  pending = true
+}
+
+/* A decision that an unknown id is too old (PUT or POST refused, DELETE writing nothing) holds
+   only while the time it used is never forgotten: the server persists that time in a flushed
+   commit, and its answer waits for the sync. BROKEN_VOLATILE_TOO_OLD leaves it to the next
+   sweep (and answers at once). */
+inline persist_too_old() {
+#ifndef BROKEN_VOLATILE_TOO_OLD
+  flushed_commit();
+  too_old = true;
+#ifdef VOLATILE_HW
+  if
+  :: crashes < CRASHES -> chw = hw /* (after the last crash, nothing reads it) */
+  :: else -> skip
+  fi;
 #endif
 #endif
   skip
 }
 
-/* A server crash: the commits since the last flush are lost, and the time used since the last
-   sweep; the server starts again from what is durable. */
+/* A server crash: the commits since the last sync are lost (executions too), and the time
+   used since it was last persisted; the held answers are lost with their connections; the server
+   starts again from what is durable. */
 inline crash() {
   for (j : 0 .. N - 1) {
     if
@@ -196,11 +258,19 @@ inline crash() {
     st[j] = dst[j];
     since[j] = dsince[j];
     owner[j] = downer[j];
-    consumed[j] = dconsumed[j]
+    consumed[j] = dconsumed[j];
+    held_clean[j] = false
   }
   j = 0;
+  for (k : 0 .. K - 1) {
+    executions[k] = dexecutions[k];
+    held[k] = NONE
+  }
+  k = 0;
+  pending = false;
 #ifdef VOLATILE_HW
   hw = dhw;
+  chw = 0;
 #endif
   if
   :: crashes == CRASHES -> /* the durable copy is read no more: forget it (fewer states) */
@@ -208,6 +278,10 @@ inline crash() {
       dst[j] = 0; dsince[j] = 0; downer[j] = 0; dconsumed[j] = false
     }
     j = 0;
+    for (k : 0 .. K - 1) {
+      dexecutions[k] = 0
+    }
+    k = 0;
     dhw = 0
   :: else -> skip
   fi
@@ -218,8 +292,8 @@ inline error_queue(k, i) {
 }
 
 inline stage(i, who) {
-  assert(!executed[i]); /* an executed id is never staged again */
-  assert(!consumed[i]); /* nor one whose consumption no crash took back */
+  assert(!consumed[i]); /* an id executed or tombstoned (and no crash took it back) is never
+                           staged again */
   st[i] = STAGED;
   since[i] = dnow;
   owner[i] = who
@@ -258,7 +332,6 @@ inline serve(i, v, who, a) {
         st[i] = EXECUTED;
         since[i] = dnow;
         consumed[i] = true;
-        executed[i] = true;
         if
         :: who == CLIENT ->
           executions[i / A]++;
@@ -266,7 +339,7 @@ inline serve(i, v, who, a) {
           assert(!queued[i / A])          /* and never after its message went to the error queue */
         :: else -> skip
         fi;
-        flush(); /* an execution is flushed before it is answered */
+        flushed_commit(); /* an execution is flushed: its answer waits for the sync */
         a = OUTCOME
       :: st[i] == EXECUTED -> a = OUTCOME
       :: st[i] == UNKNOWN && idts[i] + W < dnow -> persist_too_old(); a = TOO_OLD
@@ -313,13 +386,11 @@ inline sweep() {
   od;
   j = 0;
 #ifndef BROKEN_UNFLUSHED_SWEEP
-  flush(); /* a sweep is flushed, with the time it used */
+  /* a sweep is flushed at once, with the time it used: a sync, of every commit before it too */
 #ifdef VOLATILE_HW
-  if
-  :: crashes < CRASHES -> dhw = hw
-  :: else -> skip
-  fi
+  chw = hw;
 #endif
+  sync()
 #endif
 }
 
@@ -359,6 +430,8 @@ inline quiescent_check() {
 active proctype world() {
   byte i, v, k, j, a, old;
   byte dnow; /* the decision time of the server step in progress */
+  bool too_old; /* the server step persisted a too-old decision */
+  bool hold;    /* its answer waits for the next sync */
   bool quiet;
   do
   /* ---- time and the server clock ---- */
@@ -370,6 +443,8 @@ active proctype world() {
   :: atomic { sweep(); dnow = 0 }
   /* ---- a server crash ---- */
   :: atomic { crashes < CRASHES -> crashes++; crash() }
+  /* ---- the server's background sync of the flushed commits ---- */
+  :: atomic { pending -> sync() }
   /* ---- the network: deliver a copy (answer kept or lost; another copy may stay), drop one ---- */
   :: atomic {
        select(i : 0 .. N - 1);
@@ -381,17 +456,31 @@ active proctype world() {
          :: skip /* a duplicate stays in flight */
          fi;
          serve(i, v, CLIENT, a);
+         /* while a flushed commit awaits its sync, POST and GET answers and too-old decisions
+            wait for it; other PUT and DELETE answers go out at once */
+#ifdef BROKEN_UNHELD_ANSWER
+         hold = pending && too_old && (v == PUT || v == DEL);
+#else
+         hold = pending && (v == POST || v == GET || too_old);
+#endif
          if
          :: skip /* the answer is lost */
-         :: v == DEL && cleanup[i] && (a == NO_CONTENT || a == NOT_FOUND) -> cleaned[i] = true
+         :: v == DEL && cleanup[i] && (a == NO_CONTENT || a == NOT_FOUND) ->
+           if
+           :: hold -> held_clean[i] = true
+           :: else -> cleaned[i] = true
+           fi
          :: cid[i / A] == i && ((v == PUT && (cst[i / A] == C_PUTTING || cst[i / A] == C_REPUT)) ||
               (v == POST && cst[i / A] == C_POST) ||
               (v == GET && cst[i / A] == C_FOLLOW) || (v == DEL && cst[i / A] == C_DEL)) ->
-           got[i / A] = a
+           if
+           :: hold -> held[i / A] = a
+           :: else -> got[i / A] = a
+           fi
          fi
        :: else -> skip
        fi;
-       i = 0; v = 0; a = NONE; dnow = 0
+       i = 0; v = 0; a = NONE; dnow = 0; too_old = false; hold = false
      }
   :: atomic {
        select(i : 0 .. N - 1);
@@ -416,7 +505,7 @@ active proctype world() {
          fi
        :: else -> skip
        fi;
-       i = 0; a = NONE; dnow = 0
+       i = 0; a = NONE; dnow = 0; too_old = false
      }
 #endif
   /* ---- the client runtime: one step of one invocation ---- */
@@ -485,7 +574,7 @@ active proctype world() {
        :: else -> skip
        fi;
        if
-       :: cst[k] != old -> got[k] = NONE /* a new step waits for its own answer */
+       :: cst[k] != old -> got[k] = NONE; held[k] = NONE /* a new step waits for its own answer */
        :: else -> skip
        fi;
        i = 0; k = 0; old = 0
