@@ -114,6 +114,11 @@ void add_server_options(CLI::App& app, server::server_options& so, server::conne
                  "false: one commit each")
       ->default_str(so.group_commit ? "true" : "false")
       ->group(jobs);
+  app.add_option("--background-sync", so.background_sync,
+                 "true (SQLite): flushed commits are synced by a thread of their own and their "
+                 "answers wait for it, while other commits go on; false: each waits for its fsync")
+      ->default_str(so.background_sync ? "true" : "false")
+      ->group(jobs);
   app.add_flag("--flush-every-commit", so.flush_every_commit,
                "flush PUTs and DELETEs to disk before answering too (by default a crash of the "
                "machine or of PostgreSQL may take back those answered since the last flush)")

@@ -64,7 +64,15 @@ asio::awaitable<void> background_jobs::dispatch_loop() {
     std::size_t handled = 0;
     try {
       storage_.require_flush();  // what it writes must not join an unflushed group
-      handled = connector_.dispatch_outbox(batch);
+      if (connector_.outbox_pending() > 0) {
+        // A message goes out only once the execution that sent it is on disk: those sent so far
+        // once every commit so far is (the storage thread commits meanwhile).
+        const std::int64_t sent = connector_.outbox_last_seq();
+        if (!co_await storage_.durable())
+          throw std::runtime_error("the WAL could not be synced");
+        storage_.require_flush();
+        handled = connector_.dispatch_outbox(batch, sent);
+      }
     } catch (const std::exception& e) {
       spdlog::error("outbox dispatch failed: {}", e.what());
     }

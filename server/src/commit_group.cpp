@@ -10,8 +10,12 @@
 namespace exactly::server {
 
 commit_groups::commit_groups(boost::asio::io_context& storage, database db, bool grouped,
-                             bool flush_every_commit)
-    : io_(storage), db_(db), grouped_(grouped), flush_every_commit_(flush_every_commit) {}
+                             bool flush_every_commit, bool background_sync)
+    : io_(storage), db_(db), grouped_(grouped), flush_every_commit_(flush_every_commit) {
+  // The group's answers wait on the storage thread's io_context for the sync: groups only.
+  if (background_sync && grouped && db.kind() == engine::sqlite && db.as_sqlite().can_defer_sync())
+    syncer_ = std::make_unique<wal_syncer>(storage, db.as_sqlite().native());
+}
 
 std::shared_ptr<commit_groups::group> commit_groups::join(commit_flush member) {
   if (open_ && !db_.in_transaction()) {
@@ -26,8 +30,10 @@ std::shared_ptr<commit_groups::group> commit_groups::join(commit_flush member) {
   if (!open_) {
     auto g = std::make_shared<group>(io_);
     g->unflushed = unflushed;
+    g->sync_later = !unflushed && syncer_;
     try {
-      g->tx.emplace(db_, unflushed ? durability::unflushed : durability::flushed);
+      // A group the wal_syncer flushes commits without a sync of its own.
+      g->tx.emplace(db_, unflushed || g->sync_later ? durability::unflushed : durability::flushed);
     } catch (const std::exception& e) {
       spdlog::error("cannot begin a commit group: {}", e.what());
       return nullptr;
@@ -48,6 +54,8 @@ void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
   g->ended = true;
   if (open_ == g)
     open_.reset();
+  // Numbered before its COMMIT: a read that sees the group waits for its sync.
+  const std::uint64_t seq = g->sync_later ? syncer_->begin_commit() : 0;
   try {
     if (db_.in_transaction()) {
       g->tx->commit();
@@ -67,7 +75,15 @@ void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
   } else {
     ++stats_.failures;
   }
-  g->committed.cancel();
+  if (!g->sync_later) {
+    g->committed.cancel();
+    return;
+  }
+  syncer_->committed(seq, [g](bool synced) {
+    if (!synced)
+      g->committed_ok = false;  // committed, but not known to be on disk: not answered
+    g->committed.cancel();
+  });
 }
 
 }  // namespace exactly::server

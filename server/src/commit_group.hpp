@@ -4,9 +4,13 @@
 // reply is released only once its whole group is committed. One fsync serves many requests;
 // nothing is answered before it is on disk, except in an unflushed group: one begun by, and
 // holding only, members that allow it (PUT and DELETE; durability::unflushed), which the next
-// flushed commit makes durable with itself, in order.
+// flushed commit makes durable with itself, in order. With a background sync (SQLite), a flushed
+// group commits without waiting for the disk and its answers wait for the wal_syncer's next fsync,
+// while the groups after it commit meanwhile.
 
 #include <exactly/common/database.hpp>
+
+#include "wal_syncer.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
@@ -38,8 +42,10 @@ class commit_groups {
  public:
   // `grouped` = false commits each request on its own (a group of one), on the same path.
   // `flush_every_commit`: every group is flushed, whatever its members allowed.
+  // `background_sync`: flushed groups are synced by a wal_syncer (grouped SQLite in WAL mode at
+  // synchronous=FULL only; ignored otherwise).
   commit_groups(boost::asio::io_context& storage, database db, bool grouped,
-                bool flush_every_commit = false);
+                bool flush_every_commit = false, bool background_sync = false);
 
   // Runs `fn` in a savepoint of the open group (opening one) and waits until the group is
   // committed. With `own_savepoint` false, `fn` opens and ends its own savepoint and never leaves
@@ -88,6 +94,9 @@ class commit_groups {
       flush(std::shared_ptr<group>(open_));  // a copy: flush() resets open_
   }
 
+  // The background sync, or nullptr if flushed groups sync in their COMMIT.
+  wal_syncer* syncer() { return syncer_.get(); }
+
   const group_stats& stats() const { return stats_; }
   // Whether every group is flushed (server_options::flush_every_commit).
   bool flushes_every_commit() const { return flush_every_commit_; }
@@ -99,8 +108,9 @@ class commit_groups {
     std::optional<database_transaction> tx;
     boost::asio::steady_timer committed;  // cancelled once the group's COMMIT returned
     bool committed_ok = false;            // the COMMIT succeeded
-    bool unflushed = false;  // began unflushed: only commit_flush::may_defer members join it
-    bool ended = false;      // flush() has run
+    bool unflushed = false;   // began unflushed: only commit_flush::may_defer members join it
+    bool ended = false;       // flush() has run
+    bool sync_later = false;  // flushed, by the wal_syncer after its COMMIT
     std::int64_t size = 0;
   };
   // Flushes the group of one it holds when it goes out of scope (nothing when `self` is null).
@@ -126,6 +136,7 @@ class commit_groups {
   database db_;
   bool grouped_;
   bool flush_every_commit_;
+  std::unique_ptr<wal_syncer> syncer_;
   std::shared_ptr<group> open_;
   group_stats stats_;
 };

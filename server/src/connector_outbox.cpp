@@ -20,13 +20,18 @@ send_fn connector::impl::outbox_sender(std::string source, std::int64_t now) {
       };
 }
 
-std::size_t connector::dispatch_outbox(int batch) {
+std::int64_t connector::outbox_last_seq() {
+  auto tx = impl_->store->begin(false);
+  return impl_->store->outbox_last_seq();
+}
+
+std::size_t connector::dispatch_outbox(int batch, std::int64_t max_seq) {
   auto& s = *impl_;
   const std::int64_t now = s.clock.now();
   std::vector<outbox_message> due;
   {
     auto tx = s.store->begin(false);
-    due = s.store->outbox_due(now, batch);
+    due = s.store->outbox_due(now, batch, max_seq);
   }
   std::size_t handled = 0;
   for (const outbox_message& m : due) {

@@ -42,7 +42,7 @@ struct http_server::impl {
         connector_(c),
         auth(opts),
         tls(make_tls_context(opts.tls)),
-        storage(c.storage(), opts.group_commit, opts.flush_every_commit),
+        storage(c.storage(), opts.group_commit, opts.flush_every_commit, opts.background_sync),
         jobs(storage, c, opts.sweep_interval, opts.dispatch_interval),
         dispatch(c, auth, routes, counters, storage, opts),
         connections(net, opts.shutdown_grace, opts.max_connections,

@@ -98,8 +98,11 @@ class interaction_store {
 
   virtual void outbox_add(std::string_view type, std::string_view body, std::string_view source,
                           std::int64_t now_ms) = 0;
-  // Up to `limit` messages due at `now_ms`, oldest first.
-  virtual std::vector<outbox_message> outbox_due(std::int64_t now_ms, int limit) = 0;
+  // Up to `limit` messages due at `now_ms` with a seq up to `max_seq`, oldest first.
+  virtual std::vector<outbox_message> outbox_due(std::int64_t now_ms, int limit,
+                                                 std::int64_t max_seq) = 0;
+  // The seq of the newest message (0 if none).
+  virtual std::int64_t outbox_last_seq() = 0;
   // In a write transaction: takes message `seq` for this transaction if it is still there and
   // due at `now_ms` and no other transaction holds it; false otherwise (another process has it).
   virtual bool outbox_claim(std::int64_t seq, std::int64_t now_ms) = 0;

@@ -195,11 +195,12 @@ void pg_store::outbox_add(std::string_view type, std::string_view body, std::str
       type, body, source, now_ms);
 }
 
-std::vector<outbox_message> pg_store::outbox_due(std::int64_t now_ms, int limit) {
+std::vector<outbox_message> pg_store::outbox_due(std::int64_t now_ms, int limit,
+                                                 std::int64_t max_seq) {
   const pg::result q = db_.query(
       "SELECT seq, type, body, source, attempts FROM exactly_server_outbox"
-      " WHERE next_attempt_ms <= $1 ORDER BY seq LIMIT $2",
-      now_ms, limit);
+      " WHERE next_attempt_ms <= $1 AND seq <= $2 ORDER BY seq LIMIT $3",
+      now_ms, max_seq, limit);
   std::vector<outbox_message> out;
   for (int i = 0; i < q.rows(); ++i) {
     out.push_back(
@@ -236,6 +237,10 @@ void pg_store::outbox_dead_letter(std::int64_t seq, std::string_view error, std:
       " FROM exactly_server_outbox WHERE seq = $3",
       pg::bytes{error}, now_ms, seq);
   outbox_remove(seq);
+}
+
+std::int64_t pg_store::outbox_last_seq() {
+  return db_.query_int64("SELECT max(seq) FROM exactly_server_outbox").value_or(0);
 }
 
 std::int64_t pg_store::outbox_pending() {

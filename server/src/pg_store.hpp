@@ -40,7 +40,9 @@ class pg_store final : public interaction_store {
 
   void outbox_add(std::string_view type, std::string_view body, std::string_view source,
                   std::int64_t now_ms) override;
-  std::vector<outbox_message> outbox_due(std::int64_t now_ms, int limit) override;
+  std::vector<outbox_message> outbox_due(std::int64_t now_ms, int limit,
+                                         std::int64_t max_seq) override;
+  std::int64_t outbox_last_seq() override;
   bool outbox_claim(std::int64_t seq, std::int64_t now_ms) override;
   void outbox_remove(std::int64_t seq) override;
   void outbox_retry_later(std::int64_t seq, std::int64_t next_attempt_ms,

@@ -304,8 +304,12 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
                          to_view(req[http::field::content_type]),
                          req.body()};
   if (ir.v == verb::get && connector_.has_separate_reads()) {
-    // Committed rows only, so no commit group to wait for: read here, answered at once.
-    co_return reply(connector_.read(ir), req.version());
+    // Committed rows only, so no commit group to wait for: read here, answered once every
+    // commit the read may have seen is on disk (at once unless a background sync is under way).
+    interaction_response r = connector_.read(ir);
+    if (!co_await storage_.durable())
+      co_return reply(problem_response(errc::storage_unavailable), req.version());
+    co_return reply(std::move(r), req.version());
   }
   // Only a PUT or a DELETE may go out before its commit is flushed: a crash taking it back
   // loses no execution (server_options::flush_every_commit).

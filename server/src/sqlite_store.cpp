@@ -218,11 +218,12 @@ void sqlite_store::outbox_add(std::string_view type, std::string_view body, std:
       .run();
 }
 
-std::vector<outbox_message> sqlite_store::outbox_due(std::int64_t now_ms, int limit) {
+std::vector<outbox_message> sqlite_store::outbox_due(std::int64_t now_ms, int limit,
+                                                     std::int64_t max_seq) {
   auto& q = db_.prepare(
       "SELECT seq, type, body, source, attempts FROM exactly_server_outbox"
-      " WHERE next_attempt_ms <= ? ORDER BY seq LIMIT ?");
-  q.bind_all(now_ms, limit);
+      " WHERE next_attempt_ms <= ? AND seq <= ? ORDER BY seq LIMIT ?");
+  q.bind_all(now_ms, max_seq, limit);
   std::vector<outbox_message> out;
   while (q.step()) {
     out.push_back({q.int64(0), q.text(1), q.text(2), q.text(3), static_cast<int>(q.int64(4))});
@@ -260,6 +261,10 @@ void sqlite_store::outbox_dead_letter(std::int64_t seq, std::string_view error,
       .bind_all(error, now_ms, seq)
       .run();
   outbox_remove(seq);
+}
+
+std::int64_t sqlite_store::outbox_last_seq() {
+  return db_.query_int64("SELECT max(seq) FROM exactly_server_outbox").value_or(0);
 }
 
 std::int64_t sqlite_store::outbox_pending() {

@@ -3,12 +3,17 @@
 
 #include <boost/asio/post.hpp>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+
 #include <future>
+#include <memory>
 
 namespace exactly::server {
 
-storage_executor::storage_executor(database db, bool group_commit, bool flush_every_commit)
-    : groups_(io_, db, group_commit, flush_every_commit) {}
+storage_executor::storage_executor(database db, bool group_commit, bool flush_every_commit,
+                                   bool background_sync)
+    : groups_(io_, db, group_commit, flush_every_commit, background_sync) {}
 
 void storage_executor::start() {
   work_.emplace(io_.get_executor());
@@ -22,6 +27,31 @@ void storage_executor::stop(std::function<void()> last) {
   });
   if (thread_.joinable())
     thread_.join();
+}
+
+net::asio::awaitable<bool> storage_executor::durable() {
+  wal_syncer* syncer = groups_.syncer();
+  if (!syncer)
+    co_return true;
+  // Taken now (after the caller's read): every commit a read saw was numbered before.
+  const std::uint64_t seen = syncer->visible();
+  if (seen <= syncer->synced())
+    co_return true;
+  co_return co_await net::asio::co_spawn(
+      io_,
+      [this, syncer, seen]() -> net::asio::awaitable<bool> {
+        auto done = std::make_shared<std::optional<bool>>();
+        auto timer = std::make_shared<net::asio::steady_timer>(
+            io_, net::asio::steady_timer::time_point::max());
+        syncer->when_synced(seen, [done, timer](bool synced) {
+          *done = synced;
+          timer->cancel();
+        });
+        if (!*done)
+          co_await timer->async_wait(net::asio::as_tuple(net::asio::use_awaitable));
+        co_return done->value_or(false);
+      },
+      net::asio::use_awaitable);
 }
 
 void storage_executor::run_and_wait(std::function<void()> fn) {

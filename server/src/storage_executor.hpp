@@ -21,9 +21,10 @@ namespace exactly::server {
 
 class storage_executor {
  public:
-  // `db`: the connection every storage call uses; `group_commit`, `flush_every_commit`: see
-  // server_options.
-  storage_executor(database db, bool group_commit, bool flush_every_commit = false);
+  // `db`: the connection every storage call uses; `group_commit`, `flush_every_commit`,
+  // `background_sync`: see server_options.
+  storage_executor(database db, bool group_commit, bool flush_every_commit = false,
+                   bool background_sync = false);
   storage_executor(const storage_executor&) = delete;
   storage_executor& operator=(const storage_executor&) = delete;
 
@@ -66,6 +67,10 @@ class storage_executor {
   // Commits the open commit group now if it is unflushed (commit_groups::require_flush), so that
   // what the caller writes next is flushed. Storage thread; call before writing.
   void require_flush() { groups_.require_flush(); }
+  // Any thread: waits until every commit begun so far (all a read made before may have seen) is
+  // on disk, without holding the storage thread; false if that sync failed (what depends on
+  // them must not go out).
+  net::asio::awaitable<bool> durable();
   // Whether every commit group is flushed (server_options::flush_every_commit).
   bool flushes_every_commit() const { return groups_.flushes_every_commit(); }
   // Commit group counts (storage thread).

@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -13,6 +15,10 @@ sqlite3_vfs* real_vfs = nullptr;
 sqlite3_vfs slow_vfs{};
 std::chrono::microseconds sync_delay{0};
 std::atomic<std::uint64_t> sync_count{0};
+std::mutex gate_m;
+std::condition_variable gate_cv;
+bool gate_closed = false;
+int gate_waiting = 0;
 
 // Our file: the io methods below, then the real VFS's file right behind it.
 struct slow_file {
@@ -25,6 +31,12 @@ sqlite3_file* real(sqlite3_file* f) {
 }
 
 int slow_sync(sqlite3_file* f, int flags) {
+  {
+    std::unique_lock l(gate_m);
+    ++gate_waiting;
+    gate_cv.wait(l, [] { return !gate_closed; });
+    --gate_waiting;
+  }
   const int rc = real(f)->pMethods->xSync(real(f), flags);
   ++sync_count;
   std::this_thread::sleep_for(sync_delay);
@@ -127,6 +139,24 @@ void install_slow_sync_vfs(std::chrono::microseconds delay) {
 
 std::uint64_t slow_syncs() {
   return sync_count.load();
+}
+
+void hold_syncs() {
+  std::lock_guard l(gate_m);
+  gate_closed = true;
+}
+
+void release_syncs() {
+  {
+    std::lock_guard l(gate_m);
+    gate_closed = false;
+  }
+  gate_cv.notify_all();
+}
+
+int held_syncs() {
+  std::lock_guard l(gate_m);
+  return gate_waiting;
 }
 
 }  // namespace exactly::bench

@@ -12,5 +12,10 @@ namespace exactly::bench {
 void install_slow_sync_vfs(std::chrono::microseconds delay);
 // How many xSync calls went through the VFS since it was installed.
 std::uint64_t slow_syncs();
+// While held, every xSync waits (before the real one) until release_syncs(): a disk whose flush
+// has not ended, for tests of what waits for it. held_syncs() counts the xSyncs waiting now.
+void hold_syncs();
+void release_syncs();
+int held_syncs();
 
 }  // namespace exactly::bench

@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -170,7 +171,7 @@ TEST_P(server_inspect_contract, the_outbox_and_dead_letters_are_listed_and_shown
   });
   const auto due = [&] {
     auto tx = store().begin(false);
-    return store().outbox_due(t0 + 10, 10);
+    return store().outbox_due(t0 + 10, 10, std::numeric_limits<std::int64_t>::max());
   }();
   ASSERT_EQ(due.size(), 3u);
   in_tx([&] {
@@ -219,7 +220,7 @@ TEST_P(server_inspect_contract, a_replayed_dead_letter_is_due_again_and_a_droppe
   std::vector<outbox_message> due;
   {
     auto tx = store().begin(false);
-    due = store().outbox_due(t0, 10);
+    due = store().outbox_due(t0, 10, std::numeric_limits<std::int64_t>::max());
   }
   ASSERT_EQ(due.size(), 2u);
   in_tx([&] {
@@ -243,7 +244,7 @@ TEST_P(server_inspect_contract, a_replayed_dead_letter_is_due_again_and_a_droppe
   // The connector's dispatcher sees it due now, with its body, and can deliver it.
   {
     auto tx = store().begin(true);
-    const auto again = store().outbox_due(t0 + 3, 10);
+    const auto again = store().outbox_due(t0 + 3, 10, std::numeric_limits<std::int64_t>::max());
     ASSERT_EQ(again.size(), 1u);
     EXPECT_EQ(again[0].body, R"({"n":1})");
     EXPECT_EQ(again[0].attempts, 0);
@@ -268,7 +269,7 @@ TEST_P(server_inspect_contract, a_dead_letter_whose_seq_is_in_the_outbox_again_i
   std::int64_t seq = 0;
   {
     auto tx = store().begin(false);
-    seq = store().outbox_due(t0, 10).at(0).seq;
+    seq = store().outbox_due(t0, 10, std::numeric_limits<std::int64_t>::max()).at(0).seq;
   }
   in_tx([&] { store().outbox_dead_letter(seq, "gave up", t0 + 1); });
   // Another replay already put it back (and a second dead letter of it was never removed).

@@ -417,6 +417,7 @@ TEST_F(configuration, payment_service_and_echo_server_spell_their_options_the_sa
                                            "shutdown-grace",
                                            "group-commit",
                                            "flush-every-commit",
+                                           "background-sync",
                                            "metrics-need-key",
                                            "metrics-max-age"};
   for (const std::string& k : shared) {

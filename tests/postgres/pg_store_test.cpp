@@ -49,7 +49,7 @@ TEST_F(pg_store_shared, an_outbox_message_held_by_one_connection_is_skipped_by_t
     tx->commit();
   }
   auto tx = a.begin(true);
-  const auto due = a.outbox_due(t0, 10);
+  const auto due = a.outbox_due(t0, 10, std::numeric_limits<std::int64_t>::max());
   ASSERT_EQ(due.size(), 1u);
   ASSERT_TRUE(a.outbox_claim(due[0].seq, t0));
   {

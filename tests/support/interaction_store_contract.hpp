@@ -10,6 +10,7 @@
 #include <array>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 
 namespace exactly::server {
@@ -48,6 +49,8 @@ class interaction_store_contract : public ::testing::TestWithParam<factory> {
 };
 
 constexpr std::int64_t t0 = 1'000'000'000'000;
+// Every outbox message, whatever its seq (outbox_due).
+constexpr std::int64_t all = std::numeric_limits<std::int64_t>::max();
 
 TEST_P(interaction_store_contract, stage_execute_tombstone) {
   in_tx([&] { store_->insert_staged("/r/{id}", "a", "alice", t0, t0, "text/plain", "body", "h"); });
@@ -237,7 +240,7 @@ TEST_P(interaction_store_contract, row_counters_follow_every_change) {
     store_->outbox_add("m", "{}", "s", t0);
   }  // rolled back
   EXPECT_EQ(rows(), (counts{2, 0, 3, 2, 0}));
-  const auto due = in_tx([&] { return store_->outbox_due(t0, 10); });
+  const auto due = in_tx([&] { return store_->outbox_due(t0, 10, all); });
   ASSERT_EQ(due.size(), 2u);
   in_tx([&] {
     store_->outbox_dead_letter(due[0].seq, "gave up", t0);
@@ -298,15 +301,15 @@ TEST_P(interaction_store_contract, outbox_retries_and_dead_letters) {
     store_->outbox_add("a", R"({"n":1})", "s1", t0);
     store_->outbox_add("b", R"({"n":2})", "s2", t0);
   });
-  auto due = in_tx([&] { return store_->outbox_due(t0, 10); });
+  auto due = in_tx([&] { return store_->outbox_due(t0, 10, all); });
   ASSERT_EQ(due.size(), 2u);
   EXPECT_EQ(due[0].type, "a");  // oldest first
   EXPECT_EQ(due[1].body, R"({"n":2})");
   in_tx([&] { store_->outbox_retry_later(due[0].seq, t0 + 100, "boom"); });
-  due = in_tx([&] { return store_->outbox_due(t0 + 50, 10); });
+  due = in_tx([&] { return store_->outbox_due(t0 + 50, 10, all); });
   ASSERT_EQ(due.size(), 1u);
   EXPECT_EQ(due[0].type, "b");
-  due = in_tx([&] { return store_->outbox_due(t0 + 100, 10); });
+  due = in_tx([&] { return store_->outbox_due(t0 + 100, 10, all); });
   ASSERT_EQ(due.size(), 2u);
   EXPECT_EQ(due[0].attempts, 1);
   in_tx([&] {
@@ -315,6 +318,21 @@ TEST_P(interaction_store_contract, outbox_retries_and_dead_letters) {
   });
   EXPECT_EQ(in_tx([&] { return store_->outbox_pending(); }), 0);
   EXPECT_EQ(in_tx([&] { return store_->dead_letter_count(); }), 1);
+}
+
+// outbox_due() takes only messages up to a seq: those sent before the dispatcher waited for the
+// disk (a message sent after it may belong to an execution not on disk yet).
+TEST_P(interaction_store_contract, outbox_due_stops_at_the_seq_it_is_given) {
+  EXPECT_EQ(in_tx([&] { return store_->outbox_last_seq(); }), 0);
+  in_tx([&] { store_->outbox_add("a", "{}", "s1", t0); });
+  const std::int64_t first = in_tx([&] { return store_->outbox_last_seq(); });
+  EXPECT_GT(first, 0);
+  in_tx([&] { store_->outbox_add("b", "{}", "s2", t0); });
+  EXPECT_GT(in_tx([&] { return store_->outbox_last_seq(); }), first);
+  const auto due = in_tx([&] { return store_->outbox_due(t0, 10, first); });
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].type, "a");
+  EXPECT_EQ(in_tx([&] { return store_->outbox_due(t0, 10, all).size(); }), 2u);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <exactly/server/stored_response.hpp>
 
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -105,8 +106,12 @@ class connector {
   bool has_separate_reads() const;
   // Enforces staged TTL, response retention and tombstone purge once, now.
   sweep_result sweep();
-  // Delivers due outbox messages to local handlers; returns how many were handled.
-  std::size_t dispatch_outbox(int batch = 64);
+  // Delivers due outbox messages (those up to `max_seq`) to local handlers; returns how many
+  // were handled.
+  std::size_t dispatch_outbox(int batch = 64,
+                              std::int64_t max_seq = std::numeric_limits<std::int64_t>::max());
+  // The seq of the newest outbox message (0 if none): with max_seq, the messages already sent.
+  std::int64_t outbox_last_seq();
 
   state_counts counts();
   std::int64_t outbox_pending();

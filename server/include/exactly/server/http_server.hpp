@@ -76,6 +76,12 @@ struct server_options {
   bool group_commit = true;
   // false: a machine or PostgreSQL crash may undo PUTs and DELETEs answered since the last flush.
   bool flush_every_commit = false;
+  // SQLite in WAL mode: a commit that must be flushed is committed without waiting for the disk
+  // and a thread of its own syncs the WAL; its answers (and reads that may have seen it) wait for
+  // that sync, while PUTs and DELETEs committed meanwhile are answered. false: the storage thread
+  // waits for each flushed commit's fsync. Either way nothing that needs the disk is answered
+  // before it is on it.
+  bool background_sync = true;
   // /metrics answers only requests with a valid API key (or a client certificate that names a
   // principal); off by default, so a scraper on the local network needs no key.
   bool metrics_need_key = false;

@@ -1,0 +1,165 @@
+// The background sync (server_options::background_sync), with the counting VFS holding every
+// fsync back until the test lets it end: a flushed group's answers, a GET that read it and the
+// outbox message it sent wait for its sync, while the storage thread goes on and answers PUTs and
+// DELETEs. Part of exactly_server_flush_tests (the VFS is the program's default).
+
+#include <echo_server.hpp>
+#include <http_client.hpp>
+#include <requests.hpp>
+#include <slow_sync_vfs.hpp>
+
+#include "server/src/commit_group.hpp"
+
+#include <exactly/common/request_id.hpp>
+#include <exactly/common/sqlite.hpp>
+
+#include <gtest/gtest.h>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <future>
+#include <thread>
+
+namespace exactly::test {
+namespace {
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using server::commit_flush;
+
+// Lets held syncs end when a test leaves early, so no thread waits at the gate for ever.
+struct syncs_held {
+  syncs_held() { bench::hold_syncs(); }
+  ~syncs_held() { bench::release_syncs(); }
+};
+
+// `method` on `id` from a thread of its own; the status, or 0 if it failed.
+std::future<unsigned> send_async(echo_server& s, std::string method, std::string id) {
+  return std::async(std::launch::async, [&s, method, id] {
+    http_client c(s.port());
+    const std::string body = method == "PUT" ? R"({"status":200,"reply":"r"})" : "";
+    try {
+      return c.request(method, path_of(id), body, alice).status;
+    } catch (const std::exception&) {
+      return 0u;
+    }
+  });
+}
+
+bool answered(std::future<unsigned>& f, std::chrono::milliseconds within) {
+  return f.wait_for(within) == std::future_status::ready;
+}
+
+// One whole interaction with syncs let through: the WAL file is open and synced once.
+std::string warm_up(echo_server& s) {
+  const std::string id = request_id::mint(s.now_ms()).to_string();
+  for (const char* m : {"PUT", "POST"})
+    EXPECT_NE(send_async(s, m, id).get(), 0u) << m;
+  EXPECT_TRUE(eventually([&] { return s.deliveries(id) == 1; }));
+  return id;
+}
+
+TEST(background_sync, puts_and_deletes_are_answered_while_a_posts_sync_has_not_ended) {
+  echo_server s;
+  warm_up(s);
+  const std::string id = request_id::mint(s.now_ms()).to_string();
+  ASSERT_EQ(send_async(s, "PUT", id).get(), 201u);
+  syncs_held held;
+  auto post = send_async(s, "POST", id);
+  // Its group is committed (the execution is visible) and its sync waits at the gate.
+  ASSERT_TRUE(eventually([] { return bench::held_syncs() == 1; }));
+  EXPECT_EQ(s.executions(id), 1);
+  // The storage thread goes on: a PUT and a DELETE of another id are answered meanwhile.
+  const std::string other = request_id::mint(s.now_ms()).to_string();
+  auto put = send_async(s, "PUT", other);
+  ASSERT_TRUE(answered(put, 10s)) << "a PUT waited for another request's fsync";
+  EXPECT_EQ(put.get(), 201u);
+  auto del = send_async(s, "DELETE", other);
+  ASSERT_TRUE(answered(del, 10s)) << "a DELETE waited for another request's fsync";
+  EXPECT_EQ(del.get(), 204u);
+  // What depends on the execution waits: its answer, a GET that read it, a duplicate POST's
+  // replay, and the message it sent.
+  auto get = send_async(s, "GET", id);
+  auto again = send_async(s, "POST", id);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_FALSE(answered(post, 0ms)) << "a POST was answered before its sync ended";
+  EXPECT_FALSE(answered(get, 0ms)) << "a GET was answered before what it read was on disk";
+  EXPECT_FALSE(answered(again, 0ms)) << "a replay was answered before its sync ended";
+  EXPECT_EQ(s.deliveries(id), 0) << "a message went out before its execution was on disk";
+  bench::release_syncs();
+  EXPECT_EQ(post.get(), 200u);
+  EXPECT_EQ(get.get(), 200u);
+  EXPECT_EQ(again.get(), 200u);
+  EXPECT_TRUE(eventually([&] { return s.deliveries(id) == 1; }));
+  EXPECT_EQ(s.executions(id), 1);
+}
+
+TEST(background_sync, when_off_the_storage_thread_waits_for_each_flushed_commit) {
+  echo_server s({.background_sync = false});
+  warm_up(s);
+  const std::string id = request_id::mint(s.now_ms()).to_string();
+  ASSERT_EQ(send_async(s, "PUT", id).get(), 201u);
+  syncs_held held;
+  auto post = send_async(s, "POST", id);
+  ASSERT_TRUE(eventually([] { return bench::held_syncs() == 1; }));
+  // The COMMIT itself waits at the gate, and the storage thread with it.
+  auto put = send_async(s, "PUT", request_id::mint(s.now_ms()).to_string());
+  EXPECT_FALSE(answered(put, 300ms));
+  EXPECT_FALSE(answered(post, 0ms));
+  bench::release_syncs();
+  EXPECT_EQ(post.get(), 200u);
+  EXPECT_EQ(put.get(), 201u);
+}
+
+// commit_groups itself, on the calling thread: a flushed group's members are answered only after
+// the wal_syncer's sync, and an unflushed group committed after it is answered before.
+TEST(background_sync, a_flushed_groups_members_wait_for_the_sync_a_later_put_does_not) {
+  temp_dir dir;
+  sqlite::connection db((dir.path() / "g.db").string());
+  db.exec("CREATE TABLE t (v INTEGER)");
+  asio::io_context io;
+  server::commit_groups g(io, db, true, false, /*background_sync=*/true);
+  ASSERT_NE(g.syncer(), nullptr);
+  std::vector<int> order;
+  const auto member = [&](int tag, commit_flush f) {
+    asio::co_spawn(
+        io,
+        [&, tag, f]() -> asio::awaitable<void> {
+          const auto r = co_await g.run(
+              [&] {
+                db.exec("INSERT INTO t VALUES (1)");
+                return tag;
+              },
+              true, f);
+          order.push_back(r.value_or(-tag));
+        },
+        asio::detached);
+  };
+  member(1, commit_flush::required);  // the first sync runs on this thread
+  io.run();
+  io.restart();
+  ASSERT_EQ(order, std::vector<int>{1});
+  const std::uint64_t background = g.syncer()->syncs();
+
+  syncs_held held;
+  member(2, commit_flush::required);
+  io.poll();  // its group is committed; its sync waits at the gate
+  ASSERT_TRUE(eventually([] { return bench::held_syncs() == 1; }));
+  member(3, commit_flush::may_defer);
+  io.poll();
+  EXPECT_EQ(order, (std::vector<int>{1, 3}));  // the later PUT first
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 3);
+  bench::release_syncs();
+  ASSERT_TRUE(eventually([&] {
+    io.poll();
+    return order.size() == 3;
+  }));
+  EXPECT_EQ(order, (std::vector<int>{1, 3, 2}));
+  EXPECT_EQ(g.syncer()->syncs(), background + 1);
+  EXPECT_EQ(g.stats().groups, 3);
+  EXPECT_EQ(g.stats().unflushed, 1);
+}
+
+}  // namespace
+}  // namespace exactly::test
