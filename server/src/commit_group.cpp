@@ -24,8 +24,10 @@ std::shared_ptr<commit_groups::group> commit_groups::join(commit_flush member) {
     return nullptr;
   }
   const bool unflushed = member == commit_flush::may_defer && !flush_every_commit_;
-  if (open_ && open_->unflushed && !unflushed)
-    // A member that needs the flush never joins an unflushed group (a copy: flush() resets open_).
+  // A member that needs the flush never joins an unflushed group; with the background sync, a
+  // member that does not never joins a flushed group, whose answers wait for its sync: the open
+  // group is committed first (a copy: flush() resets open_), which costs no fsync here.
+  if (open_ && (open_->unflushed ? !unflushed : open_->sync_later && unflushed))
     flush(std::shared_ptr<group>(open_));
   if (!open_) {
     auto g = std::make_shared<group>(io_);
@@ -55,7 +57,7 @@ void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
   if (open_ == g)
     open_.reset();
   // Numbered before its COMMIT: a read that sees the group waits for its sync.
-  const std::uint64_t seq = g->sync_later ? syncer_->begin_commit() : 0;
+  const std::uint64_t seq = g->sync_later ? syncer_->begin_commit(std::move(g->posted)) : 0;
   try {
     if (db_.in_transaction()) {
       g->tx->commit();

@@ -20,7 +20,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <type_traits>
+#include <vector>
 
 namespace exactly::server {
 
@@ -94,6 +96,12 @@ class commit_groups {
       flush(std::shared_ptr<group>(open_));  // a copy: flush() resets open_
   }
 
+  // Inside run()'s `fn` of a POST: a GET of `key` (route and id) read after the group's COMMIT
+  // waits for its sync (wal_syncer::posted_in). Nothing without a background sync.
+  void note_post(std::string key) {
+    if (open_ && open_->sync_later)
+      open_->posted.push_back(std::move(key));
+  }
   // The background sync, or nullptr if flushed groups sync in their COMMIT.
   wal_syncer* syncer() { return syncer_.get(); }
 
@@ -111,6 +119,7 @@ class commit_groups {
     bool unflushed = false;   // began unflushed: only commit_flush::may_defer members join it
     bool ended = false;       // flush() has run
     bool sync_later = false;  // flushed, by the wal_syncer after its COMMIT
+    std::vector<std::string> posted;  // sync_later: keys of its POSTs (note_post)
     std::int64_t size = 0;
   };
   // Flushes the group of one it holds when it goes out of scope (nothing when `self` is null).
@@ -126,7 +135,8 @@ class commit_groups {
   // The open group a member with `member` may join, opened (and its COMMIT scheduled) if there is
   // none; nullptr if it failed. The choice is made when the group begins (SQLite sets it before
   // BEGIN): a group begun by a may_defer member is unflushed, and a required member arriving
-  // while it is open commits it first and begins a flushed one.
+  // while it is open commits it first and begins a flushed one; with the background sync, a
+  // may_defer member arriving at a flushed group does the same the other way round.
   std::shared_ptr<group> join(commit_flush member);
   // Commits `g` as it began, flushed or not (never throws: a failed COMMIT leaves it not
   // committed_ok), and releases its waiters; nothing the second time.

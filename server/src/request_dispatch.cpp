@@ -55,6 +55,11 @@ http_request user_request(beast_request& req, std::map<std::string, std::string>
   return in;
 }
 
+// What a POST notes in its commit group and a GET of the same id waits for (storage_executor).
+std::string post_key(const interaction_request& ir) {
+  return std::string(ir.route) + '\n' + std::string(ir.id);
+}
+
 }  // namespace
 
 request_dispatch::request_dispatch(connector& c, const authenticator& auth, const router& routes,
@@ -305,9 +310,10 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
                          req.body()};
   if (ir.v == verb::get && connector_.has_separate_reads()) {
     // Committed rows only, so no commit group to wait for: read here, answered once every
-    // commit the read may have seen is on disk (at once unless a background sync is under way).
+    // commit holding a POST of the id is on disk (at once unless one's background sync is under
+    // way: a stored response is only ever written by a POST of its id).
     interaction_response r = connector_.read(ir);
-    if (!co_await storage_.durable())
+    if (!co_await storage_.posts_durable(post_key(ir)))
       co_return reply(problem_response(errc::storage_unavailable), req.version());
     co_return reply(std::move(r), req.version());
   }
@@ -316,7 +322,11 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
   ir.unflushed = !storage_.flushes_every_commit() && connector_.may_defer_flush(ir);
   const commit_flush flush = ir.unflushed ? commit_flush::may_defer : commit_flush::required;
   auto [failure, committed] = co_await storage_.run_in_commit_group(
-      [this, &ir] { return connector_.handle(ir); },
+      [this, &ir] {
+        if (ir.v == verb::post)
+          storage_.note_post(post_key(ir));
+        return connector_.handle(ir);
+      },
       /*own_savepoint=*/false, flush);  // handle() has its own
   if (failure)  // connector::handle() answers its failures: this is a defect
     co_return reply(failure_response(failure, errc::internal_error, ir.route), req.version());

@@ -31,19 +31,32 @@ void storage_executor::stop(std::function<void()> last) {
 
 net::asio::awaitable<bool> storage_executor::durable() {
   wal_syncer* syncer = groups_.syncer();
+  // Taken now (after the caller's read): every commit a read saw was numbered before.
   if (!syncer)
     co_return true;
-  // Taken now (after the caller's read): every commit a read saw was numbered before.
-  const std::uint64_t seen = syncer->visible();
-  if (seen <= syncer->synced())
+  co_return co_await until_synced(syncer->visible());
+}
+
+net::asio::awaitable<bool> storage_executor::posts_durable(const std::string& key) {
+  wal_syncer* syncer = groups_.syncer();
+  // A commit holding a POST of `key` is numbered, and its key noted, before its COMMIT: a read
+  // that saw it finds it here until it is synced.
+  if (!syncer)
+    co_return true;
+  co_return co_await until_synced(syncer->posted_in(key));
+}
+
+net::asio::awaitable<bool> storage_executor::until_synced(std::uint64_t seq) {
+  wal_syncer* syncer = groups_.syncer();
+  if (seq <= syncer->synced())
     co_return true;
   co_return co_await net::asio::co_spawn(
       io_,
-      [this, syncer, seen]() -> net::asio::awaitable<bool> {
+      [this, syncer, seq]() -> net::asio::awaitable<bool> {
         auto done = std::make_shared<std::optional<bool>>();
         auto timer = std::make_shared<net::asio::steady_timer>(
             io_, net::asio::steady_timer::time_point::max());
-        syncer->when_synced(seen, [done, timer](bool synced) {
+        syncer->when_synced(seq, [done, timer](bool synced) {
           *done = synced;
           timer->cancel();
         });

@@ -71,12 +71,20 @@ class storage_executor {
   // on disk, without holding the storage thread; false if that sync failed (what depends on
   // them must not go out).
   net::asio::awaitable<bool> durable();
+  // Any thread, after a GET's read of `key` (route and id): waits until every commit holding a
+  // POST of it is on disk (commit_groups::note_post); false if that sync failed.
+  net::asio::awaitable<bool> posts_durable(const std::string& key);
+  // Storage thread, inside a commit group's function: see commit_groups::note_post.
+  void note_post(std::string key) { groups_.note_post(std::move(key)); }
   // Whether every commit group is flushed (server_options::flush_every_commit).
   bool flushes_every_commit() const { return groups_.flushes_every_commit(); }
   // Commit group counts (storage thread).
   const group_stats& group_counts() const { return groups_.stats(); }
 
  private:
+  // Waits (any thread) until the commits up to `seq` are synced; false if a sync failed.
+  net::asio::awaitable<bool> until_synced(std::uint64_t seq);
+
   net::asio::io_context io_{1};
   std::optional<net::asio::executor_work_guard<net::asio::io_context::executor_type>> work_;
   commit_groups groups_;  // storage thread only

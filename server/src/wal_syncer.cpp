@@ -21,9 +21,21 @@ wal_syncer::~wal_syncer() {
   thread_.join();
 }
 
-std::uint64_t wal_syncer::begin_commit() {
-  visible_.store(++next_);
+std::uint64_t wal_syncer::begin_commit(std::vector<std::string> posted) {
+  ++next_;
+  if (!posted.empty()) {
+    std::lock_guard l(m_);
+    for (std::string& key : posted)
+      posted_[std::move(key)] = next_;
+  }
+  visible_.store(next_);
   return next_;
+}
+
+std::uint64_t wal_syncer::posted_in(const std::string& key) const {
+  std::lock_guard l(m_);
+  const auto it = posted_.find(key);
+  return it == posted_.end() ? 0 : it->second;
 }
 
 sqlite3_file* wal_syncer::wal_file() {
@@ -113,11 +125,12 @@ void wal_syncer::run() {
 
 void wal_syncer::release() {
   bool failed = false;
+  const std::uint64_t synced = synced_.load();
   {
     std::lock_guard l(m_);
     failed = failed_;
+    std::erase_if(posted_, [synced](const auto& p) { return p.second <= synced; });
   }
-  const std::uint64_t synced = synced_.load();
   // Waiters added while these run (a callback that commits) wait for a later release.
   auto end = failed ? waiters_.end() : waiters_.upper_bound(synced);
   std::multimap<std::uint64_t, std::function<void(bool)>> ready;

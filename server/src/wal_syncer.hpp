@@ -13,7 +13,10 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_file;
@@ -30,8 +33,9 @@ class wal_syncer {
   wal_syncer& operator=(const wal_syncer&) = delete;
 
   // Storage thread, before a COMMIT whose waiters need the disk: its number. From now on a read
-  // may see that commit, so visible() counts it.
-  std::uint64_t begin_commit();
+  // may see that commit, so visible() counts it. `posted`: the keys (route and id) of the POSTs
+  // it holds, which a GET of them waits for (posted_in).
+  std::uint64_t begin_commit(std::vector<std::string> posted = {});
   // Storage thread, once that COMMIT returned (succeeded or not): `then(synced)` runs on the
   // storage thread after a sync that began after this call (synced = false: it failed).
   void committed(std::uint64_t seq, std::function<void(bool)> then);
@@ -40,6 +44,9 @@ class wal_syncer {
 
   // Any thread: the number of the latest commit a read may see now.
   std::uint64_t visible() const { return visible_.load(); }
+  // Any thread: the number of the latest commit not yet synced that holds a POST of `key`, 0 if
+  // none: a GET of that id waits for it (an execution is only ever written by a POST of its id).
+  std::uint64_t posted_in(const std::string& key) const;
   // Any thread: every commit up to this number is on disk.
   std::uint64_t synced() const { return synced_.load(); }
   // Syncs run in the background so far (for tests and metrics).
@@ -60,13 +67,14 @@ class wal_syncer {
   std::atomic<std::uint64_t> visible_{0};
   std::atomic<std::uint64_t> synced_{0};
   std::atomic<std::uint64_t> syncs_{0};
-  std::mutex m_;
+  mutable std::mutex m_;
   std::condition_variable cv_;
   std::uint64_t next_ = 0;     // storage thread: the last number given
   std::uint64_t written_ = 0;  // under m_: every commit up to it has returned
   bool failed_ = false;        // under m_: a sync failed; nothing is released as synced again
   bool stop_ = false;          // under m_
   std::multimap<std::uint64_t, std::function<void(bool)>> waiters_;  // storage thread
+  std::unordered_map<std::string, std::uint64_t> posted_;            // under m_: key -> commit
   std::thread thread_;
 };
 

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   std::string listen = "127.0.0.1:0";
   std::string db = "bench-server.db";
   bool relaxed = false;
-  bool ungrouped = false;
+  bool ungrouped = false, no_background_sync = false;
   bool reads_together = false;
   app.add_option("--listen", listen, "HOST:PORT (port 0 picks a free one)");
   app.add_option("--db", db, "SQLite database file");
@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   app.add_option("--postgres", postgres, "store in PostgreSQL instead (a libpq connection string)");
   app.add_flag("--synchronous-normal", relaxed, "opt out of synchronous=FULL");
   app.add_flag("--no-group-commit", ungrouped, "one COMMIT (and fsync) per request");
+  app.add_flag("--no-background-sync", no_background_sync,
+               "the storage thread waits for each flushed group's fsync (server_options)");
   app.add_flag("--no-separate-reads", reads_together,
                "GETs on the storage thread in commit groups (connector_options::separate_reads)");
   double window_s = 3600, sweep_s = 60;
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
     so.port = address->port;
     so.api_keys = {{"bench-key", "bench"}};
     so.group_commit = !ungrouped;
+    so.background_sync = !no_background_sync;
     so.sweep_interval = std::chrono::milliseconds(static_cast<std::int64_t>(sweep_s * 1000));
     exactly::server::http_server server(so, connector);
     exactly::bench::install_http_routes(

@@ -60,7 +60,7 @@ const std::string body = R"({"customer_id":"c-1","amount_cents":1250})";
 
 struct settings {
   double seconds = 5, warmup = 1;
-  bool relaxed = false, ungrouped = false, reads_together = false;
+  bool relaxed = false, ungrouped = false, reads_together = false, no_background_sync = false;
   int e2e_workers = 1;          // runtime worker threads carrying the e2e invocations
   int e2e_batch = 64;           // messages or steps a worker commits together
   int e2e_publishers = -1;      // e2e's runtime publisher threads; -1: as many as the dispatchers
@@ -101,6 +101,8 @@ class server_process {
       a.insert(a.end(), {"--postgres", s.postgres});
     if (s.relaxed)
       a.push_back("--synchronous-normal");
+    if (s.no_background_sync)
+      a.push_back("--no-background-sync");
     if (s.ungrouped)
       a.push_back("--no-group-commit");
     if (s.reads_together)
@@ -625,6 +627,8 @@ int main(int argc, char** argv) {
   app.add_option("--json", json_path, "where to write the figures");
   app.add_flag("--synchronous-normal", s.relaxed, "opt out of synchronous=FULL everywhere");
   app.add_flag("--no-group-commit", s.ungrouped, "one COMMIT per request on the server");
+  app.add_flag("--no-background-sync", s.no_background_sync,
+               "the server's storage thread waits for each flushed group's fsync");
   app.add_flag("--no-separate-reads", s.reads_together,
                "server GETs on the storage thread, in commit groups");
   app.add_option("--e2e-workers", s.e2e_workers,
@@ -671,6 +675,7 @@ int main(int argc, char** argv) {
   json out = {{"machine", {{"cores", std::thread::hardware_concurrency()}}},
               {"synchronous", s.relaxed ? "NORMAL" : "FULL"},
               {"group_commit", !s.ungrouped},
+              {"background_sync", !s.no_background_sync},
               {"separate_reads", !s.reads_together},
               {"e2e_workers", s.e2e_workers},
               {"e2e_batch", s.e2e_batch},
@@ -687,10 +692,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf(
-      "server engine %s (%d instance%s), synchronous=%s on every database, group commit %s, %u"
-      " cores; %g s warm-up, %g s measured per scenario\n",
+      "server engine %s (%d instance%s), synchronous=%s on every database, group commit %s,"
+      " background sync %s, %u cores; %g s warm-up, %g s measured per scenario\n",
       engine.c_str(), s.instances, s.instances > 1 ? "s" : "", s.relaxed ? "NORMAL" : "FULL",
-      s.ungrouped ? "off" : "on", std::thread::hardware_concurrency(), s.warmup, s.seconds);
+      s.ungrouped ? "off" : "on", s.no_background_sync ? "off" : "on",
+      std::thread::hardware_concurrency(), s.warmup, s.seconds);
   if (s.fsync_delay_us > 0)
     std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us)\n",
                 s.fsync_delay_us);

@@ -1,7 +1,8 @@
 // The background sync (server_options::background_sync), with the counting VFS holding every
 // fsync back until the test lets it end: a flushed group's answers, a GET that read it and the
-// outbox message it sent wait for its sync, while the storage thread goes on and answers PUTs and
-// DELETEs. Part of exactly_server_flush_tests (the VFS is the program's default).
+// outbox message it sent wait for its sync, while the storage thread goes on and answers PUTs,
+// DELETEs and GETs of other ids. Part of exactly_server_flush_tests (the VFS is the program's
+// default).
 
 #include <echo_server.hpp>
 #include <http_client.hpp>
@@ -62,7 +63,7 @@ std::string warm_up(echo_server& s) {
 
 TEST(background_sync, puts_and_deletes_are_answered_while_a_posts_sync_has_not_ended) {
   echo_server s;
-  warm_up(s);
+  const std::string synced = warm_up(s);
   const std::string id = request_id::mint(s.now_ms()).to_string();
   ASSERT_EQ(send_async(s, "PUT", id).get(), 201u);
   syncs_held held;
@@ -78,6 +79,10 @@ TEST(background_sync, puts_and_deletes_are_answered_while_a_posts_sync_has_not_e
   auto del = send_async(s, "DELETE", other);
   ASSERT_TRUE(answered(del, 10s)) << "a DELETE waited for another request's fsync";
   EXPECT_EQ(del.get(), 204u);
+  // A GET of an id whose execution is on disk does not wait for another id's sync.
+  auto get_synced = send_async(s, "GET", synced);
+  ASSERT_TRUE(answered(get_synced, 10s)) << "a GET waited for another id's sync";
+  EXPECT_EQ(get_synced.get(), 200u);
   // What depends on the execution waits: its answer, a GET that read it, a duplicate POST's
   // replay, and the message it sent.
   auto get = send_async(s, "GET", id);
@@ -159,6 +164,25 @@ TEST(background_sync, a_flushed_groups_members_wait_for_the_sync_a_later_put_doe
   EXPECT_EQ(g.syncer()->syncs(), background + 1);
   EXPECT_EQ(g.stats().groups, 3);
   EXPECT_EQ(g.stats().unflushed, 1);
+
+  // Arriving together behind a POST, a PUT does not join the POST's group (whose answers wait
+  // for its sync): that group commits first, the PUT's own after it, answered at once.
+  io.restart();  // it ran out of work
+  bench::hold_syncs();
+  member(4, commit_flush::required);
+  member(5, commit_flush::may_defer);
+  io.poll();
+  ASSERT_TRUE(eventually([] { return bench::held_syncs() == 1; }));
+  EXPECT_EQ(order, (std::vector<int>{1, 3, 2, 5}));
+  EXPECT_EQ(g.stats().groups, 5);
+  EXPECT_EQ(g.stats().unflushed, 2);
+  bench::release_syncs();
+  ASSERT_TRUE(eventually([&] {
+    io.poll();
+    return order.size() == 5;
+  }));
+  EXPECT_EQ(order.back(), 4);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 5);
 }
 
 }  // namespace
