@@ -408,15 +408,24 @@ class e2e_driver {
           return;
         batch.swap(arrivals_);
       }
-      database_transaction tx(c.db());
-      for (const auto& [index, n] : batch) {
-        q.enqueue("billing",
-                  {.id = std::to_string(index) + "/" + std::to_string(n),
-                   .type = "bill",
-                   .body = {{"slot", index}, {"n", n}}},
-                  system_now_ms());
+      // A storage failure (the write lock not had within the busy timeout) is printed, and the
+      // batch is enqueued again, so a stall shows as a line and a tail, not as a lost slot.
+      for (;;) {
+        try {
+          database_transaction tx(c.db());
+          for (const auto& [index, n] : batch) {
+            q.enqueue("billing",
+                      {.id = std::to_string(index) + "/" + std::to_string(n),
+                       .type = "bill",
+                       .body = {{"slot", index}, {"n", n}}},
+                      system_now_ms());
+          }
+          tx.commit();
+          break;
+        } catch (const storage_error& e) {
+          std::fprintf(stderr, "e2e injector: %s (enqueued again)\n", e.what());
+        }
       }
-      tx.commit();
       runtime_->notify();
     }
   }
