@@ -83,11 +83,16 @@ void wal_syncer::committed(std::uint64_t seq, std::function<void(bool)> then) {
     boost::asio::post(io_, [this] { release(); });
     return;
   }
+  bool failed = false;
   {
     std::lock_guard l(m_);
     written_ = seq;
+    failed = failed_;
   }
-  cv_.notify_one();
+  if (failed)  // no sync comes any more: the waiters learn it now
+    boost::asio::post(io_, [this] { release(); });
+  else
+    cv_.notify_one();
 }
 
 void wal_syncer::when_synced(std::uint64_t seq, std::function<void(bool)> then) {

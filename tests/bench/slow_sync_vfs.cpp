@@ -19,6 +19,7 @@ std::mutex gate_m;
 std::condition_variable gate_cv;
 bool gate_closed = false;
 int gate_waiting = 0;
+std::atomic<bool> failing{false};
 
 // Our file: the io methods below, then the real VFS's file right behind it.
 struct slow_file {
@@ -37,6 +38,8 @@ int slow_sync(sqlite3_file* f, int flags) {
     gate_cv.wait(l, [] { return !gate_closed; });
     --gate_waiting;
   }
+  if (failing.load())
+    return SQLITE_IOERR_FSYNC;
   const int rc = real(f)->pMethods->xSync(real(f), flags);
   ++sync_count;
   std::this_thread::sleep_for(sync_delay);
@@ -152,6 +155,10 @@ void release_syncs() {
     gate_closed = false;
   }
   gate_cv.notify_all();
+}
+
+void fail_syncs(bool fail) {
+  failing.store(fail);
 }
 
 int held_syncs() {

@@ -17,5 +17,7 @@ std::uint64_t slow_syncs();
 void hold_syncs();
 void release_syncs();
 int held_syncs();
+// While set, every xSync fails with SQLITE_IOERR_FSYNC (a disk that cannot flush).
+void fail_syncs(bool fail);
 
 }  // namespace exactly::bench

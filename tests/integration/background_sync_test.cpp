@@ -117,6 +117,32 @@ TEST(background_sync, when_off_the_storage_thread_waits_for_each_flushed_commit)
   EXPECT_EQ(put.get(), 201u);
 }
 
+// A sync that fails is not tried again (the disk may have dropped what it had not written): from
+// then on every answer that needs the disk is a 503, none hangs, and PUTs are still answered.
+TEST(background_sync, a_failed_sync_answers_503_to_what_needs_the_disk_and_nothing_hangs) {
+  echo_server s;
+  warm_up(s);
+  const std::string id = request_id::mint(s.now_ms()).to_string();
+  ASSERT_EQ(send_async(s, "PUT", id).get(), 201u);
+  struct failing {
+    failing() { bench::fail_syncs(true); }
+    ~failing() { bench::fail_syncs(false); }
+  } fail;
+  auto post = send_async(s, "POST", id);
+  ASSERT_TRUE(answered(post, 10s));
+  EXPECT_EQ(post.get(), 503u);
+  auto get = send_async(s, "GET", id);  // its POST's commit was never known to be on disk
+  ASSERT_TRUE(answered(get, 10s));
+  EXPECT_EQ(get.get(), 503u);
+  const std::string other = request_id::mint(s.now_ms()).to_string();
+  EXPECT_EQ(send_async(s, "PUT", other).get(), 201u);
+  bench::fail_syncs(false);
+  auto later = send_async(s, "POST", other);  // a sync would succeed now: none is tried
+  ASSERT_TRUE(answered(later, 10s));
+  EXPECT_EQ(later.get(), 503u);
+  EXPECT_EQ(s.deliveries(id), 0);
+}
+
 // commit_groups itself, on the calling thread: a flushed group's members are answered only after
 // the wal_syncer's sync, and an unflushed group committed after it is answered before.
 TEST(background_sync, a_flushed_groups_members_wait_for_the_sync_a_later_put_does_not) {
