@@ -1,9 +1,9 @@
-// The storage thread: start, stop, and blocking calls onto it (see storage_executor.hpp).
+// The storage thread: start, stop, blocking calls onto it, and waiting for the background sync
+// (see storage_executor.hpp).
 #include "storage_executor.hpp"
 
-#include <boost/asio/post.hpp>
-
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include <future>
