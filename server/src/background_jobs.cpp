@@ -70,6 +70,8 @@ asio::awaitable<void> background_jobs::dispatch_loop() {
         const std::int64_t sent = connector_.outbox_last_seq();
         if (!co_await storage_.durable())
           throw std::runtime_error("the WAL could not be synced");
+        if (stopping_)
+          co_return;
         storage_.require_flush();
         handled = connector_.dispatch_outbox(batch, sent);
       }

@@ -90,9 +90,12 @@ class commit_groups {
   // Commits the open group now if it is unflushed (its members are answered), so that what the
   // caller writes next is flushed: for work on the storage thread that writes without run() (the
   // sweeper, the outbox dispatcher, storage_executor::run), inside a flushed open group or in
-  // transactions of its own. Call before writing.
+  // transactions of its own. Call before writing. With the background sync it commits a flushed
+  // open group too (that costs no fsync here, and its answers still wait for their sync), so the
+  // caller reads only committed rows, numbered for wal_syncer's waits, and its own transaction is
+  // flushed in its COMMIT.
   void require_flush() {
-    if (open_ && open_->unflushed)
+    if (open_ && (open_->unflushed || open_->sync_later))
       flush(std::shared_ptr<group>(open_));  // a copy: flush() resets open_
   }
 

@@ -69,8 +69,14 @@ bool wal_syncer::sync_once(sqlite3_file* f) {
 
 void wal_syncer::committed(std::uint64_t seq, std::function<void(bool)> then) {
   waiters_.emplace(seq, std::move(then));
-  if (!wal_.load()) {
-    // The first commit: synced here, before the thread ever touches the file.
+  bool failed = false;
+  {
+    std::lock_guard l(m_);
+    failed = failed_;
+  }
+  if (!failed && !wal_.load()) {
+    // The first commit: synced here, before the thread ever touches the file. After a failed
+    // sync none is tried again: a later fsync may succeed over pages the disk dropped.
     const bool ok = wal_file() != nullptr;
     {
       std::lock_guard l(m_);
@@ -83,7 +89,6 @@ void wal_syncer::committed(std::uint64_t seq, std::function<void(bool)> then) {
     boost::asio::post(io_, [this] { release(); });
     return;
   }
-  bool failed = false;
   {
     std::lock_guard l(m_);
     written_ = seq;
@@ -111,8 +116,9 @@ void wal_syncer::when_synced(std::uint64_t seq, std::function<void(bool)> then) 
 void wal_syncer::run() {
   std::unique_lock l(m_);
   for (;;) {
-    cv_.wait(l, [this] { return stop_ || (!failed_ && written_ > synced_.load()); });
-    if (failed_ || written_ <= synced_.load())
+    const auto due = [this] { return !failed_ && wal_.load() && written_ > synced_.load(); };
+    cv_.wait(l, [&] { return stop_ || due(); });
+    if (!due())
       return;  // stopping, with nothing left to sync
     const std::uint64_t target = written_;
     sqlite3_file* f = wal_.load();
@@ -120,7 +126,7 @@ void wal_syncer::run() {
     const bool ok = sync_once(f);
     l.lock();
     ++syncs_;
-    if (ok)
+    if (ok && !failed_)
       synced_.store(std::max(synced_.load(), target));
     else
       failed_ = true;

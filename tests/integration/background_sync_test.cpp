@@ -143,6 +143,30 @@ TEST(background_sync, a_failed_sync_answers_503_to_what_needs_the_disk_and_nothi
   EXPECT_EQ(s.deliveries(id), 0);
 }
 
+// The first sync runs on the storage thread; when it fails, no later one is tried either (a later
+// fsync may succeed over pages the disk dropped, and the first commit would be lost with it).
+TEST(background_sync, a_failed_first_sync_is_not_followed_by_answers_that_need_the_disk) {
+  echo_server s;  // no flushed group yet: its first sync is the first POST's
+  const std::string first = request_id::mint(s.now_ms()).to_string();
+  ASSERT_EQ(send_async(s, "PUT", first).get(), 201u);
+  {
+    bench::fail_syncs(true);
+    auto post = send_async(s, "POST", first);
+    const bool in_time = answered(post, 10s);
+    bench::fail_syncs(false);
+    ASSERT_TRUE(in_time);
+    EXPECT_EQ(post.get(), 503u);
+  }
+  const std::string next = request_id::mint(s.now_ms()).to_string();
+  ASSERT_EQ(send_async(s, "PUT", next).get(), 201u);
+  auto post = send_async(s, "POST", next);
+  ASSERT_TRUE(answered(post, 10s));
+  EXPECT_EQ(post.get(), 503u) << "a POST was answered after a failed sync";
+  auto get = send_async(s, "GET", first);
+  ASSERT_TRUE(answered(get, 10s));
+  EXPECT_EQ(get.get(), 503u) << "a GET answered a commit whose sync failed";
+}
+
 // commit_groups itself, on the calling thread: a flushed group's members are answered only after
 // the wal_syncer's sync, and an unflushed group committed after it is answered before.
 TEST(background_sync, a_flushed_groups_members_wait_for_the_sync_a_later_put_does_not) {
@@ -209,6 +233,27 @@ TEST(background_sync, a_flushed_groups_members_wait_for_the_sync_a_later_put_doe
   }));
   EXPECT_EQ(order.back(), 4);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 5);
+
+  // Work of the storage thread's own (the outbox dispatcher, the sweeper) queued while a flushed
+  // group is open commits it first, so it reads only committed rows, each numbered for the waits
+  // on its sync, and never runs inside that group.
+  io.restart();
+  bool in_group = true;
+  std::uint64_t numbered = 0;
+  member(6, commit_flush::required);
+  asio::post(io, [&] {
+    g.require_flush();
+    in_group = db.in_transaction();
+    numbered = g.syncer()->visible();
+  });
+  const std::uint64_t before = g.syncer()->visible();
+  ASSERT_TRUE(eventually([&] {
+    io.poll();
+    return order.size() == 6;
+  }));
+  EXPECT_FALSE(in_group);
+  EXPECT_EQ(numbered, before + 1);
+  EXPECT_EQ(g.stats().groups, 6);
 }
 
 }  // namespace
