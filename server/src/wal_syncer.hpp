@@ -4,6 +4,9 @@
 // and a thread of its own syncs the WAL file, one fsync covering every commit that returned before
 // it began. What waits on a commit (its answers, a read that may have seen it) is released on the
 // storage thread once such a sync has ended. The storage thread meanwhile goes on committing.
+// It relies on the VFS's xSync of the WAL file being safe beside the connection's own calls on
+// that file (SQLite's unix VFS only fsyncs the descriptor once the first sync has synced the
+// directory too), and syncs as PRAGMA synchronous=FULL would without PRAGMA fullfsync.
 
 #include <boost/asio/io_context.hpp>
 
