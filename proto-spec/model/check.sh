@@ -13,10 +13,12 @@ cd "$work"
 # The server commits PUT and DELETE without a flush; a POST execution and a too-old decision are
 # flushed commits, made durable by a later sync (pipelined) that their answers wait for; a sweep
 # is flushed at once. A server crash (one by default, -DCRASHES) takes back every commit since
-# the last sync.
+# the last sync. A GET waits for the sync only if a POST of its id was served since the last one;
+# -DEARLY_GET lets the client GET before its POST's answer, which puts that rule to the test.
 passing=(
-  "-DTMAX=3"                           # one invocation, two handler attempts: network, client
-                                       # crashes, sweeper, a server crash taking back commits
+  "-DEARLY_GET -DTMAX=3"               # one invocation, two handler attempts: network, client
+                                       # crashes, sweeper, a server crash taking back commits,
+                                       # a GET while the POST is unanswered
   "-DCRASHES=0"                        # ... no server crash, time to 4
   "-DOTHER_PRINCIPAL -DTMAX=2"         # ... and another principal PUTs or DELETEs one of its ids
   "-DCLOCK_STEP -DTMAX=3 -DCRASHES=0"  # ... the server clock runs fast, then is set back
@@ -33,6 +35,7 @@ failing=(
   # must make the PUT durable before the sweep that a crash takes back)
   "-DBROKEN_UNFLUSHED_SWEEP -DK=2 -DA=1 -DTMAX=2"
   "-DBROKEN_UNHELD_ANSWER"          # POST and GET answers go out before the sync
+  "-DBROKEN_GET_UNTRACKED -DEARLY_GET"  # GET answers go out at once (POST answers still held)
 )
 if [ "${1:-}" = "--quick" ]; then passing=("-DCRASHES=0"); fi
 

@@ -10,11 +10,16 @@
      execution and a decision that an unknown id is too old (persist_too_old) are FLUSHED commits,
      synced in the background (pipelined sync): committed at once, visible to every later
      request, and made durable by a sync, a server transition of its own that may come at any
-     moment while such a commit is pending; a sync makes every commit before it durable (the WAL
-     is written in order). Answers that depend on a flushed commit are HELD until a sync: while
-     one is pending, every POST and GET answer and every too-old answer (PUT, POST, the DELETE
-     that persisted its time) waits for the sync, which delivers it; other PUT and DELETE answers
-     go out at once, even about an execution no sync has made durable yet. The sweeper flushes
+     moment while such a commit is pending (or a posted bit, below, is set); a sync makes every
+     commit before it durable (the WAL is written in order). Answers that depend on a flushed commit are HELD until a sync: while
+     one is pending, every POST answer and every too-old answer (PUT, POST, the DELETE that
+     persisted its time) waits for the sync, which delivers it. A GET waits only as the server
+     makes it: the server keeps a bit per id (posted), set when it serves a POST of the id,
+     whatever the answer, and cleared for every id by a sync or a crash; a GET of an id whose bit
+     is set is held until the next sync, any other GET answers at once, even while flushed commits
+     of other ids await their sync (an execution not yet durable came from a POST of its id since
+     the last sync, so a GET that reads one is always held). Other PUT and DELETE answers go out
+     at once, even about an execution no sync has made durable yet. The sweeper flushes
      its own commits at once: its flush is a sync, of every pending commit too, and delivers the
      held answers. A server crash (at most CRASHES of them, at any moment) takes back every commit
      since the last sync, executions included, and loses the held answers with their
@@ -25,6 +30,11 @@
    - the server clock may run FAST for a while and then be set back; the server keeps the highest
      time it has used and never decides with an earlier one (the rule the spec adopts);
    - a second principal may PUT or DELETE any id (ownership).
+
+   With EARLY_GET the client may also GET its id while its POST is unanswered, and takes a stored
+   response in the GET's answer as the POST's outcome (its other answers it ignores). Without it
+   the client GETs only after its POST answered, which the server sent after a sync that covered
+   the execution, so no GET the client sends is ever held.
 
    The client keeps the body of its PUT with the committed invocation; a 404 to its POST makes it
    PUT the same id again (re-PUT, state C_REPUT), and POST again after a 201/200, a 410
@@ -50,7 +60,8 @@
    to the error queue), BROKEN_UNFLUSHED_SWEEP (the sweeper's commits are not flushed either),
    BROKEN_VOLATILE_TOO_OLD (a too-old decision's time is left to the next sweep),
    BROKEN_UNHELD_ANSWER (POST and GET answers go out at once, before the sync of the execution
-   they report). */
+   they report), BROKEN_GET_UNTRACKED (GET answers go out at once, the posted bits ignored; POST
+   answers are still held: it fails with EARLY_GET). */
 
 #ifndef K
 #define K 1 /* invocations */
@@ -118,6 +129,7 @@ byte hw;       /* the highest time the server has used */
 bool consumed[N]; /* ghost: executed or tombstoned */
 byte executions[K]; /* ghost: the invocation's executions (committed with the row) */
 bool pending;  /* a flushed commit awaits its sync */
+byte posted;   /* bit i: a POST of id i was served since the last sync (posted_unsynced) */
 #ifdef VOLATILE_HW
 byte chw;      /* the time persisted by a too-old decision whose sync is pending (0: none) */
 #endif
@@ -156,6 +168,8 @@ bool taken_back[N]; /* a crash took back a commit of the id */
 bool queued[K];  /* the invocation's message went to the error queue */
 bool error_queued;
 
+#define POSTED(i) ((posted >> (i)) & 1)
+
 #define SERVER_NOW (t + (clock_phase == 1 -> FAST : 0))
 #ifdef BROKEN_CLOCK
 #define DECISION_TIME SERVER_NOW
@@ -193,9 +207,9 @@ inline flush() {
   fi
 }
 
-/* A sync (pipelined, in the background, at any moment after a flushed commit; or the sweeper's
-   own flush): every commit before it becomes durable, and the answers held for the flushed
-   commits go out. */
+/* A sync (pipelined, in the background, at any moment after a flushed commit or a POST; or the
+   sweeper's own flush): every commit before it becomes durable, the answers held for it go out,
+   and no id counts as POSTed since the last sync any more. */
 inline sync() {
   flush();
 #ifdef VOLATILE_HW
@@ -206,6 +220,7 @@ inline sync() {
   chw = 0;
 #endif
   pending = false;
+  posted = 0;
   for (k : 0 .. K - 1) {
     if
     :: held[k] != NONE -> got[k] = held[k]; held[k] = NONE
@@ -268,6 +283,7 @@ inline crash() {
   }
   k = 0;
   pending = false;
+  posted = 0;
 #ifdef VOLATILE_HW
   hw = dhw;
   chw = 0;
@@ -308,6 +324,10 @@ inline tombstone(i) {
 /* The server carries out one request of principal `who` for id i, verb v; answer in `a`. */
 inline serve(i, v, who, a) {
   begin_server_step();
+  if
+  :: v == POST -> posted = posted | (1 << i) /* whatever the outcome: a GET of i now waits */
+  :: else -> skip
+  fi;
   if
   :: st[i] != UNKNOWN && owner[i] != who -> a = NOT_FOUND /* another principal's id */
   :: else ->
@@ -443,8 +463,8 @@ active proctype world() {
   :: atomic { sweep(); dnow = 0 }
   /* ---- a server crash ---- */
   :: atomic { crashes < CRASHES -> crashes++; crash() }
-  /* ---- the server's background sync of the flushed commits ---- */
-  :: atomic { pending -> sync() }
+  /* ---- the server's background sync of the flushed commits (and of a GET's wait) ---- */
+  :: atomic { pending || posted != 0 -> sync() }
   /* ---- the network: deliver a copy (answer kept or lost; another copy may stay), drop one ---- */
   :: atomic {
        select(i : 0 .. N - 1);
@@ -456,12 +476,17 @@ active proctype world() {
          :: skip /* a duplicate stays in flight */
          fi;
          serve(i, v, CLIENT, a);
-         /* while a flushed commit awaits its sync, POST and GET answers and too-old decisions
-            wait for it; other PUT and DELETE answers go out at once */
+         /* while a flushed commit awaits its sync, POST answers and too-old decisions wait for
+            it; a GET waits for it if a POST of its id was served since the last sync (an
+            execution not yet durable came from one); other answers go out at once */
 #ifdef BROKEN_UNHELD_ANSWER
          hold = pending && too_old && (v == PUT || v == DEL);
 #else
-         hold = pending && (v == POST || v == GET || too_old);
+#ifdef BROKEN_GET_UNTRACKED
+         hold = pending && (v == POST || too_old);
+#else
+         hold = (pending && (v == POST || too_old)) || (v == GET && POSTED(i));
+#endif
 #endif
          if
          :: skip /* the answer is lost */
@@ -472,6 +497,9 @@ active proctype world() {
            fi
          :: cid[i / A] == i && ((v == PUT && (cst[i / A] == C_PUTTING || cst[i / A] == C_REPUT)) ||
               (v == POST && cst[i / A] == C_POST) ||
+#ifdef EARLY_GET /* a GET's stored response is the POST's outcome; its other answers are ignored */
+              (v == GET && cst[i / A] == C_POST && a == OUTCOME) ||
+#endif
               (v == GET && cst[i / A] == C_FOLLOW) || (v == DEL && cst[i / A] == C_DEL)) ->
            if
            :: hold -> held[i / A] = a
@@ -546,6 +574,9 @@ active proctype world() {
 #endif
 #endif
          :: send(i, POST) /* unanswered, or a crash after commit: POST (again) */
+#ifdef EARLY_GET
+         :: send(i, GET) /* unanswered: fetch the stored response, if there is one yet */
+#endif
          fi
        :: cst[k] == C_REPUT ->
          i = cid[k];
