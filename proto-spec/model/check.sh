@@ -2,6 +2,7 @@
 # Model-checks proto-spec/model/exactly.pml with Spin: every configuration of the protocol must
 # pass with no error, and every deliberately broken variant must fail, so the model cannot
 # silently stop checking anything. Prints states and seconds for each; exit status 1 on a miss.
+# Configurations run CHECK_JOBS at a time (default: the cores), each in a directory of its own.
 # Usage: check.sh [--quick]   (--quick: the smallest configuration and the broken variants only)
 set -euo pipefail
 model="$(cd "$(dirname "$0")" && pwd)/exactly.pml"
@@ -40,30 +41,48 @@ failing=(
 if [ "${1:-}" = "--quick" ]; then passing=("-DCRASHES=0"); fi
 
 # run FLAGS: verifies one configuration; sets errors, states, seconds.
+# Checks one configuration in directory $2; writes "errors states seconds" to $2/result.
 run() {
+  mkdir -p "$2" && cd "$2"
   # shellcheck disable=SC2086
   spin -a $1 "$model" >/dev/null
   gcc -O2 -w -DSAFETY -DCOLLAPSE -o pan pan.c
   local start=$SECONDS
   ./pan -m1000000 -w26 >out.txt 2>&1 || true
-  seconds=$((SECONDS - start))
+  local seconds=$((SECONDS - start))
+  local errors states
   errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' out.txt | head -1)
   states=$(sed -n 's/^ *\([0-9.e+]*\) states, stored.*/\1/p' out.txt | head -1)
   if grep -q "error: max search depth too small" out.txt; then errors=depth; fi
+  echo "${errors:-none} ${states:-?} $seconds" >result
 }
+
+# Every configuration in its own directory, CHECK_JOBS (default: the cores) at a time; the
+# results are printed in order once all have run.
+all=("${passing[@]}" "${failing[@]}")
+jobs=${CHECK_JOBS:-$(nproc)}
+for i in "${!all[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+  (run "${all[$i]}" "$work/$i") &
+done
+wait
 
 status=0
 printf '%-46s %-8s %12s %8s\n' configuration result states seconds
-for flags in "${passing[@]}"; do
-  run "$flags"
-  result=pass
-  if [ "$errors" != 0 ]; then result=FAIL; status=1; grep -m3 -E "violated|error" out.txt >&2 || true; fi
+for i in "${!all[@]}"; do
+  flags=${all[$i]}
+  read -r errors states seconds <"$work/$i/result" || { errors=none states=? seconds=?; }
+  if [ "$i" -lt "${#passing[@]}" ]; then
+    result=pass
+    if [ "$errors" != 0 ]; then
+      result=FAIL
+      status=1
+      grep -m3 -E "violated|error" "$work/$i/out.txt" >&2 || true
+    fi
+  else
+    result=fails
+    if [ "$errors" = 0 ] || [ "$errors" = none ]; then result=MISSED; status=1; fi
+  fi
   printf '%-46s %-8s %12s %8s\n' "${flags:-(plain)}" "$result" "$states" "$seconds"
-done
-for flags in "${failing[@]}"; do
-  run "$flags"
-  result="fails"
-  if [ "$errors" = 0 ]; then result="MISSED"; status=1; fi
-  printf '%-46s %-8s %12s %8s\n' "$flags" "$result" "$states" "$seconds"
 done
 exit $status
