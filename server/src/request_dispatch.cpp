@@ -15,19 +15,6 @@ namespace {
 
 using namespace exactly::net;
 
-verb to_verb(http::verb v) {
-  switch (v) {
-    case http::verb::put:
-      return verb::put;
-    case http::verb::post:
-      return verb::post;
-    case http::verb::delete_:
-      return verb::delete_;
-    default:
-      return verb::get;
-  }
-}
-
 // The path of a request target, without its query.
 std::string_view path_of(std::string_view target) {
   return target.substr(0, target.find('?'));
@@ -53,11 +40,6 @@ http_request user_request(beast_request& req, std::map<std::string, std::string>
   in.principal = std::move(principal);
   in.params = std::move(params);
   return in;
-}
-
-// What a POST notes in its commit group and a GET of the same id waits for (storage_executor).
-std::string post_key(const interaction_request& ir) {
-  return std::string(ir.route) + '\n' + std::string(ir.id);
 }
 
 }  // namespace
@@ -298,41 +280,6 @@ asio::awaitable<beast_response> request_dispatch::user_route(beast_request& req,
   if (!out)
     co_return reply(problem_response(errc::storage_unavailable), version);
   co_return to_beast(std::move(*out), version);
-}
-
-asio::awaitable<beast_response> request_dispatch::connector_route(beast_request& req, route_match m,
-                                                                  std::string principal) {
-  interaction_request ir{to_verb(req.method()),
-                         m.route_template,
-                         m.id,
-                         principal,
-                         to_view(req[http::field::content_type]),
-                         req.body()};
-  if (ir.v == verb::get && connector_.has_separate_reads()) {
-    // Committed rows only, so no commit group to wait for: read here, answered once every
-    // commit holding a POST of the id is on disk (at once unless one's background sync is under
-    // way: a stored response is only ever written by a POST of its id).
-    interaction_response r = connector_.read(ir);
-    if (!co_await storage_.posts_durable(post_key(ir)))
-      co_return reply(problem_response(errc::storage_unavailable), req.version());
-    co_return reply(std::move(r), req.version());
-  }
-  // Only a PUT or a DELETE may go out before its commit is flushed: a crash taking it back
-  // loses no execution (server_options::flush_every_commit).
-  ir.unflushed = !storage_.flushes_every_commit() && connector_.may_defer_flush(ir);
-  const commit_flush flush = ir.unflushed ? commit_flush::may_defer : commit_flush::required;
-  auto [failure, committed] = co_await storage_.run_in_commit_group(
-      [this, &ir] {
-        if (ir.v == verb::post)
-          storage_.note_post(post_key(ir));
-        return connector_.handle(ir);
-      },
-      /*own_savepoint=*/false, flush);  // handle() has its own
-  if (failure)  // connector::handle() answers its failures: this is a defect
-    co_return reply(failure_response(failure, errc::internal_error, ir.route), req.version());
-  if (!committed)
-    co_return reply(problem_response(errc::storage_unavailable), req.version());
-  co_return reply(std::move(*committed), req.version());
 }
 
 }  // namespace exactly::server
