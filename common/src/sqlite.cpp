@@ -2,6 +2,8 @@
 #include <exactly/common/sqlite.hpp>
 
 #include "commit_hooks.hpp"
+#include "sqlite_pragmas.hpp"
+#include "wal_checkpointer.hpp"
 
 #include <algorithm>
 #include <thread>
@@ -9,6 +11,9 @@
 #include <sqlite3.h>
 
 namespace exactly::sqlite {
+
+using exactly::detail::synchronous_pragma;
+
 namespace {
 
 class category_impl final : public boost::system::error_category {
@@ -24,20 +29,6 @@ class category_impl final : public boost::system::error_category {
     what += sqlite3_errmsg(db);
   }
   throw error(rc, what);
-}
-
-const char* synchronous_pragma(synchronous s) {
-  switch (s) {
-    case synchronous::off:
-      return "PRAGMA synchronous=OFF";
-    case synchronous::normal:
-      return "PRAGMA synchronous=NORMAL";
-    case synchronous::full:
-      return "PRAGMA synchronous=FULL";
-    case synchronous::extra:
-      return "PRAGMA synchronous=EXTRA";
-  }
-  return "PRAGMA synchronous=FULL";
 }
 
 }  // namespace
@@ -190,6 +181,10 @@ connection::connection(const std::string& path, options opts)
   sync_ = opts.sync;
   exec(synchronous_pragma(opts.sync));
   exec("PRAGMA journal_size_limit=" + std::to_string(opts.wal_size_limit_bytes));
+  if (wal_ && opts.checkpoint_pages > 0) {
+    checkpoints_ = std::make_unique<exactly::detail::checkpoint_hook>(
+        db_, path, opts.sync, opts.checkpoint_pages, opts.finish_checkpoint_pages);
+  }
   exec(opts.foreign_keys ? "PRAGMA foreign_keys=ON" : "PRAGMA foreign_keys=OFF");
 }
 

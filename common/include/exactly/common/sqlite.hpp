@@ -22,7 +22,8 @@ struct sqlite3_stmt;
 
 namespace exactly::detail {
 class commit_hooks;
-}
+class checkpoint_hook;
+}  // namespace exactly::detail
 
 namespace exactly::sqlite {
 
@@ -50,6 +51,14 @@ struct options {
   // After a checkpoint lets the WAL start over, it is truncated to this size, so a burst does not
   // leave a large WAL file behind for good (journal_size_limit; -1 keeps every byte).
   std::int64_t wal_size_limit_bytes = 4 << 20;
+  // Once the WAL holds this many pages, a thread of this process (one per database file) copies
+  // it into the database, with that copy's fsyncs, instead of the connection that committed
+  // (SQLite's automatic checkpoint, which stays in use with 0 and for an in-memory database).
+  int checkpoint_pages = 1000;
+  // Past this many pages, the connection that commits copies what that thread has not yet, so
+  // the WAL starts over (only a writer can copy it to its end while commits keep coming): a
+  // short copy, and the fsyncs of a checkpoint, every this many pages.
+  int finish_checkpoint_pages = 4000;
 };
 
 class connection;
@@ -142,6 +151,7 @@ class connection {
   std::unordered_map<std::string, std::unique_ptr<statement>> cache_;
   int depth_ = 0;
   std::unique_ptr<detail::commit_hooks> hooks_;
+  std::unique_ptr<detail::checkpoint_hook> checkpoints_;  // after db_ is closed
   std::chrono::milliseconds busy_timeout_;
   std::chrono::steady_clock::time_point busy_since_{};
   bool wal_ = true;

@@ -1,0 +1,113 @@
+// WAL checkpoints on a thread of their own (sqlite::options::checkpoint_pages), with the counting
+// VFS holding every fsync back: a connection that commits past the threshold goes on while the
+// checkpoint waits for the disk, and the WAL still starts over under a steady stream of commits.
+// Part of exactly_server_flush_tests (the VFS is the program's default).
+
+#include <echo_server.hpp>
+#include <slow_sync_vfs.hpp>
+
+#include <exactly/common/sqlite.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <future>
+
+namespace exactly::test {
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+// Frames in a WAL file that has not started over yet (32-byte header, 24 bytes per frame).
+std::uintmax_t frames_in(const std::string& wal) {
+  const std::uintmax_t size = fs::exists(wal) ? fs::file_size(wal) : 0;
+  return size < 32 ? 0 : (size - 32) / (4096 + 24);
+}
+
+struct gate {
+  gate() { bench::hold_syncs(); }
+  ~gate() { bench::release_syncs(); }
+};
+
+class wal_checkpoint_test : public ::testing::Test {
+ protected:
+  std::string path() const { return (dir_.path() / "c.db").string(); }
+  std::string wal() const { return path() + "-wal"; }
+
+  // A table, and a first commit: the WAL exists and its header is synced.
+  void create(sqlite::connection& db) {
+    db.exec("CREATE TABLE t (b BLOB)");
+    db.exec("INSERT INTO t VALUES (zeroblob(3000))");
+  }
+  // One commit per row until the WAL holds `frames` frames (or 5000 rows); the rows written.
+  static std::future<int> write_until(sqlite::connection& db, const std::string& wal,
+                                      std::uintmax_t frames) {
+    return std::async(std::launch::async, [&db, wal, frames] {
+      int rows = 0;
+      while (frames_in(wal) < frames && rows < 5000) {  // a WAL that started over is cut back
+        db.exec("INSERT INTO t VALUES (zeroblob(3000))");
+        ++rows;
+      }
+      return rows;
+    });
+  }
+
+  temp_dir dir_;
+};
+
+TEST_F(wal_checkpoint_test, a_commit_past_the_threshold_goes_on_while_the_checkpoint_waits) {
+  sqlite::connection db(path(), {.sync = sqlite::synchronous::normal});  // commits never sync
+  create(db);
+  std::future<int> writer;
+  {
+    const gate held;
+    writer = write_until(db, wal(), 1200);  // past checkpoint_pages (1000), short of the finish
+    ASSERT_EQ(writer.wait_for(20s), std::future_status::ready)
+        << "a commit waited for the checkpoint's fsync";
+    EXPECT_EQ(bench::held_syncs(), 1) << "the checkpointer's fsync, held at the gate";
+  }
+  const int rows = writer.get();
+  EXPECT_GT(rows, 300);  // a row a page, and a few pages a commit
+  // Once the disk answers, the thread copies the WAL into the database: a page for each row.
+  const auto copied = [&] { return fs::file_size(path()) >= (rows + 1) * 4096u; };
+  for (int i = 0; i < 200 && !copied(); ++i)
+    std::this_thread::sleep_for(50ms);
+  EXPECT_TRUE(copied()) << fs::file_size(path());
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), rows + 1);
+}
+
+// The control: SQLite's own checkpoint (checkpoint_pages = 0) holds up the commit that crosses
+// its threshold until the disk answers, which is what the test above would see without the
+// thread.
+TEST_F(wal_checkpoint_test, without_the_thread_the_commit_that_crosses_the_threshold_waits) {
+  sqlite::connection db(path(), {.sync = sqlite::synchronous::normal, .checkpoint_pages = 0});
+  create(db);
+  std::future<int> writer;
+  {
+    const gate held;
+    writer = write_until(db, wal(), 1005);  // the commit past 1000 pages waits in its hook
+    EXPECT_EQ(writer.wait_for(2s), std::future_status::timeout);
+    EXPECT_EQ(bench::held_syncs(), 1);
+  }
+  EXPECT_GT(writer.get(), 300);
+}
+
+TEST_F(wal_checkpoint_test, the_wal_starts_over_under_a_steady_stream_of_commits) {
+  const sqlite::options opts;  // synchronous=FULL, the thread from 1000 pages, finished at 4000
+  sqlite::connection db(path(), opts);
+  create(db);
+  int rows = 0;
+  std::uintmax_t largest = 0;
+  for (; rows < 3 * opts.finish_checkpoint_pages; ++rows) {  // at least a frame a commit
+    db.exec("INSERT INTO t VALUES (zeroblob(3000))");
+    largest = std::max(largest, frames_in(wal()));
+  }
+  // Never a WAL much past the finishing threshold: a commit's frames more at most.
+  EXPECT_LE(largest, static_cast<std::uintmax_t>(opts.finish_checkpoint_pages) + 16);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), rows + 1);
+}
+
+}  // namespace
+}  // namespace exactly::test
