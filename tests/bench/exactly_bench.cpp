@@ -79,6 +79,29 @@ struct figures {
   long fewest_slot_ops = 0;  // the ops of the client that completed the fewest: 0 = one stalled
   double server_cpu_per_op_ms = 0, client_cpu_per_op_ms = 0;
   std::int64_t server_peak_rss_kib = 0, client_peak_rss_kib = 0;
+  std::vector<std::pair<std::string, double>> step_ms{};  // wire: each request's mean latency
+};
+
+// The mean latency of each request of a wire cycle, over the measured time only.
+struct step_clock {
+  static constexpr const char* names[4] = {"PUT", "POST", "GET", "DELETE"};
+  std::atomic<bool> on{false};
+  std::atomic<std::int64_t> us[4]{}, count[4]{};
+  void add(int step, clock_type::duration d) {
+    if (!on.load(std::memory_order_relaxed))
+      return;
+    us[step] += std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+    ++count[step];
+  }
+  std::vector<std::pair<std::string, double>> means() const {
+    std::vector<std::pair<std::string, double>> m;
+    for (int k = 0; k < 4; ++k) {
+      if (count[k] > 0)
+        m.emplace_back(names[k],
+                       static_cast<double>(us[k]) / 1000.0 / static_cast<double>(count[k]));
+    }
+    return m;
+  }
 };
 
 // A fresh bench-server in `dir`.
@@ -158,8 +181,12 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   const double server_cpu0 = server_cpu_seconds(), client_cpu0 = bench::cpu_seconds(getpid());
   const auto t0 = clock_type::now();
   phase = 1;
+  if constexpr (requires { op.steps; })
+    op.steps->on = true;
   std::this_thread::sleep_for(std::chrono::duration<double>(s.seconds));
   phase = 2;
+  if constexpr (requires { op.steps; })
+    op.steps->on = false;
   const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
   const double server_cpu = server_cpu_seconds() - server_cpu0;
   const double client_cpu = bench::cpu_seconds(getpid()) - client_cpu0;
@@ -186,6 +213,8 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   for (pid_t p : servers)
     f.server_peak_rss_kib += bench::peak_rss_kib(p);
   f.client_peak_rss_kib = bench::peak_rss_kib(getpid());
+  if constexpr (requires { op.steps; })
+    f.step_ms = op.steps->means();
   return f;
 }
 
@@ -193,6 +222,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
 struct http_op {
   std::vector<std::uint16_t> ports;
   int kind;  // 0 plain, 1 idempotency-key, 2 wire
+  std::shared_ptr<step_clock> steps = std::make_shared<step_clock>();
   test::http_client make_slot(int i) const {
     return test::http_client(ports[static_cast<std::size_t>(i) % ports.size()]);
   }
@@ -206,10 +236,13 @@ struct http_op {
       return c.request("POST", "/idem/write", body, headers).status == 201;
     }
     const std::string path = "/bench/write/" + id;
-    return c.request("PUT", path, body, auth).status == 201 &&
-           c.request("POST", path, "", auth).status == 200 &&
-           c.request("GET", path, "", auth).status == 200 &&
-           c.request("DELETE", path, "", auth).status == 204;
+    const auto step = [&](int k, const std::string& request_body, unsigned expected) {
+      const auto begun = clock_type::now();
+      const bool ok = c.request(step_clock::names[k], path, request_body, auth).status == expected;
+      steps->add(k, clock_type::now() - begun);
+      return ok;
+    };
+    return step(0, body, 201) && step(1, "", 200) && step(2, "", 200) && step(3, "", 204);
   }
 };
 
@@ -504,6 +537,9 @@ struct e2e_op {
 };
 
 json to_json(const figures& f) {
+  json steps = json::object();
+  for (const auto& [verb, ms] : f.step_ms)
+    steps[verb] = ms;
   return {{"scenario", f.scenario},
           {"concurrency", f.concurrency},
           {"ops_per_s", f.ops_per_s},
@@ -516,7 +552,8 @@ json to_json(const figures& f) {
           {"server_cpu_ms_per_op", f.server_cpu_per_op_ms},
           {"client_cpu_ms_per_op", f.client_cpu_per_op_ms},
           {"server_peak_rss_kib", f.server_peak_rss_kib},
-          {"client_peak_rss_kib", f.client_peak_rss_kib}};
+          {"client_peak_rss_kib", f.client_peak_rss_kib},
+          {"mean_ms_per_request", steps}};
 }
 
 std::int64_t file_bytes(const fs::path& p) {
@@ -744,6 +781,12 @@ int main(int argc, char** argv) {
                     f.server_cpu_per_op_ms, f.client_cpu_per_op_ms,
                     static_cast<long long>(f.server_peak_rss_kib / 1024),
                     static_cast<long long>(f.client_peak_rss_kib / 1024));
+        if (!f.step_ms.empty()) {
+          std::printf("%-22s", "  mean ms per request:");
+          for (const auto& [verb, ms] : f.step_ms)
+            std::printf(" %s %.2f", verb.c_str(), ms);
+          std::printf("\n");
+        }
         std::fflush(stdout);
         all.push_back(f);
         round_of.push_back(round);
