@@ -624,6 +624,7 @@ json long_run(long n, int concurrency, double every, double rate, const settings
   for (auto& t : threads)
     t.join();
   json out = {{"cycles", n}, {"rate", rate}, {"errors", errors.load()}, {"samples", samples}};
+  std::printf("%ld cycles, %ld errors\n", n, errors.load());
   const std::size_t tenth = std::max<std::size_t>(1, samples.size() / 10);
   for (const char* key : {"server_rss_kib", "client_rss_kib", "server_db_bytes", "server_rows"}) {
     double first = 0, last = 0;
