@@ -4,37 +4,57 @@
 
 #include "sqlite_pragmas.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <map>
+#include <string_view>
 
 #include <sqlite3.h>
 
 namespace exactly::detail {
 
-std::shared_ptr<wal_checkpointer> wal_checkpointer::of(const std::string& path,
-                                                       sqlite::synchronous sync) {
+std::shared_ptr<wal_checkpointer> wal_checkpointer::of(const std::string& file) {
   static std::mutex mutex;
   static std::map<std::string, std::weak_ptr<wal_checkpointer>> running;
   const std::lock_guard lock(mutex);
   std::erase_if(running, [](const auto& entry) { return entry.second.expired(); });
-  std::weak_ptr<wal_checkpointer>& slot = running[path];
+  std::weak_ptr<wal_checkpointer>& slot = running[file];
   if (auto c = slot.lock())
     return c;
-  auto c = std::make_shared<wal_checkpointer>(path, sync);
+  auto c = std::make_shared<wal_checkpointer>(file);
   slot = c;
   return c;
 }
 
-wal_checkpointer::wal_checkpointer(const std::string& path, sqlite::synchronous sync) {
-  const int rc =
-      sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+wal_checkpointer::wal_checkpointer(const std::string& file) : file_(file) {
+  int rc =
+      sqlite3_open_v2(file.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc == SQLITE_OK) {
+    sqlite3_busy_timeout(db_, 10000);
+    // A checkpoint's fsyncs (the WAL before the copy, the database after it) are the same at
+    // NORMAL, FULL or EXTRA; only OFF leaves them out, which no writer's choice makes safe here.
+    rc =
+        sqlite3_exec(db_, synchronous_pragma(sqlite::synchronous::full), nullptr, nullptr, nullptr);
+  }
+  sqlite3_stmt* mode = nullptr;
+  if (rc == SQLITE_OK)  // also opens the WAL on this connection, without which nothing is copied
+    rc = sqlite3_prepare_v2(db_, "PRAGMA journal_mode", -1, &mode, nullptr);
+  if (rc == SQLITE_OK) {
+    const unsigned char* text =
+        sqlite3_step(mode) == SQLITE_ROW ? sqlite3_column_text(mode, 0) : nullptr;
+    const bool wal = text && std::string_view(reinterpret_cast<const char*>(text)) == "wal";
+    rc = sqlite3_finalize(mode);
+    if (rc == SQLITE_OK && !wal)
+      rc = SQLITE_MISUSE;
+  } else {
+    sqlite3_finalize(mode);
+  }
   if (rc != SQLITE_OK) {
-    std::string msg =
-        "open " + path + " to checkpoint: " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
+    std::string msg = "open " + file +
+                      " to checkpoint its WAL: " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc));
     sqlite3_close(db_);
     throw sqlite::error(rc, msg);
   }
-  // The checkpoint's fsyncs (the WAL before the copy, the database after it) as the writers'.
-  sqlite3_exec(db_, synchronous_pragma(sync), nullptr, nullptr, nullptr);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -58,6 +78,25 @@ void wal_checkpointer::request() {
   wake_.notify_one();
 }
 
+void wal_checkpointer::checkpoint_here(sqlite3* db, const char* schema) {
+  int log_frames = -1;
+  const int rc =
+      sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, &log_frames, nullptr);
+  note(rc, log_frames, db);
+}
+
+void wal_checkpointer::note(int rc, int log_frames, sqlite3* db) {
+  // Busy: another checkpoint runs (the thread, or a writer's); the next ask tries again.
+  if (rc == SQLITE_BUSY || (rc == SQLITE_OK && log_frames >= 0))
+    return;
+  if (!failed_.exchange(true)) {
+    spdlog::critical(
+        "checkpoint of {} failed ({}): no checkpoint of it runs any more while this process "
+        "has it open, the WAL keeps every frame and grows until then",
+        file_, rc == SQLITE_OK ? "not in WAL mode" : sqlite3_errmsg(db));
+  }
+}
+
 void wal_checkpointer::run() {
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -66,28 +105,27 @@ void wal_checkpointer::run() {
       return;
     requested_ = false;
     lock.unlock();
-    // PASSIVE: copies what no reader still needs, never waits for a writer or a reader. A
-    // failure (the disk) shows in the writers' own commits; the WAL then waits for the next one.
-    sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    if (!failed_)
+      checkpoint_here(db_, nullptr);
     lock.lock();
   }
 }
 
-checkpoint_hook::checkpoint_hook(sqlite3* db, const std::string& path, sqlite::synchronous sync,
-                                 int pages, int finish_pages)
-    : checkpointer_(wal_checkpointer::of(path, sync)), pages_(pages), finish_pages_(finish_pages) {
+checkpoint_hook::checkpoint_hook(sqlite3* db, int pages, int finish_pages)
+    : checkpointer_(wal_checkpointer::of(sqlite3_db_filename(db, "main"))),
+      pages_(pages),
+      finish_pages_(finish_pages) {
   sqlite3_wal_hook(db, &checkpoint_hook::on_commit, this);  // replaces wal_autocheckpoint
 }
 
 int checkpoint_hook::on_commit(void* self, sqlite3* db, const char* schema, int frames) {
   const auto& h = *static_cast<checkpoint_hook*>(self);
-  if (frames >= h.finish_pages_) {
-    // As SQLite's own automatic checkpoint does, here: busy (the thread is copying) or failed,
-    // the next commit tries again.
-    sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
-  } else if (frames >= h.pages_) {
+  if (h.checkpointer_->failed())
+    return SQLITE_OK;
+  if (frames >= h.finish_pages_)
+    h.checkpointer_->checkpoint_here(db, schema);
+  else if (frames >= h.pages_)
     h.checkpointer_->request();
-  }
   return SQLITE_OK;
 }
 

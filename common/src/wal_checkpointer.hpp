@@ -1,10 +1,14 @@
 #pragma once
 // Checkpoints of a WAL database on a thread of their own (sqlite::options::checkpoint_pages): the
 // copy of the WAL into the database, and its fsyncs, no longer hold up a connection that commits.
-// One thread per database file in the process, shared by the file's connections.
+// One thread per database file in the process, shared by the file's connections. After a failed
+// checkpoint no other one of the file runs while the process has it open: the WAL keeps every
+// frame, so no restart of the WAL overwrites the frame of a database page whose write the disk
+// lost (a later fsync may succeed over pages the disk dropped).
 
 #include <exactly/common/sqlite.hpp>
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -16,21 +20,30 @@ namespace exactly::detail {
 // The thread and its own connection on the file.
 class wal_checkpointer {
  public:
-  // The checkpointer of the WAL database at `path`, started if none runs in this process; its
-  // connection syncs as `sync` says. Throws sqlite::error if it cannot open the file.
-  static std::shared_ptr<wal_checkpointer> of(const std::string& path, sqlite::synchronous sync);
-  wal_checkpointer(const std::string& path, sqlite::synchronous sync);
+  // The checkpointer of the WAL database file `file` (an absolute path: sqlite3_db_filename),
+  // started if none runs in this process. Throws sqlite::error if its connection cannot open the
+  // file in WAL mode.
+  static std::shared_ptr<wal_checkpointer> of(const std::string& file);
+  explicit wal_checkpointer(const std::string& file);
   ~wal_checkpointer();
   wal_checkpointer(const wal_checkpointer&) = delete;
   wal_checkpointer& operator=(const wal_checkpointer&) = delete;
 
   // Asks for a checkpoint (PASSIVE) soon; asks made while one runs bring one more after it.
   void request();
+  // A checkpoint by `db` (a writer on the file) of what the thread has not copied yet.
+  void checkpoint_here(sqlite3* db, const char* schema);
+  // Whether a checkpoint failed: none runs any more.
+  bool failed() const { return failed_; }
 
  private:
   void run();
+  // Notes the result `rc` of a checkpoint by `db`; on a failure, stops every later one.
+  void note(int rc, int log_frames, sqlite3* db);
 
+  std::string file_;
   sqlite3* db_ = nullptr;
+  std::atomic<bool> failed_{false};
   std::mutex mutex_;
   std::condition_variable wake_;
   bool requested_ = false;
@@ -42,11 +55,11 @@ class wal_checkpointer {
 // WAL, each commit asks the file's checkpointer for a checkpoint; from `finish_pages`, the
 // committing connection checkpoints itself instead (what the thread has not copied yet), since
 // under a steady stream of commits only a writer, between two of its own, can copy the WAL to its
-// end and so let it start over.
+// end and so let it start over. Needs 0 < pages < finish_pages; throws what
+// wal_checkpointer::of() throws.
 class checkpoint_hook {
  public:
-  checkpoint_hook(sqlite3* db, const std::string& path, sqlite::synchronous sync, int pages,
-                  int finish_pages);
+  checkpoint_hook(sqlite3* db, int pages, int finish_pages);
 
  private:
   static int on_commit(void* self, sqlite3* db, const char* schema, int frames);

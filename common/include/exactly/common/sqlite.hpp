@@ -57,7 +57,9 @@ struct options {
   int checkpoint_pages = 1000;
   // Past this many pages, the connection that commits copies what that thread has not yet, so
   // the WAL starts over (only a writer can copy it to its end while commits keep coming): a
-  // short copy, and the fsyncs of a checkpoint, every this many pages.
+  // short copy, and the fsyncs of a checkpoint, every this many pages. Must be above
+  // checkpoint_pages (std::invalid_argument). After a failed checkpoint (the disk), none of the
+  // file runs while the process has it open, logged as critical: the WAL keeps every frame.
   int finish_checkpoint_pages = 4000;
 };
 
