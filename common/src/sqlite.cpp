@@ -5,10 +5,7 @@
 #include "sqlite_pragmas.hpp"
 #include "wal_checkpointer.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
-#include <stdexcept>
 #include <thread>
 
 #include <sqlite3.h>
@@ -165,12 +162,7 @@ connection::connection(const std::string& path, options opts)
     : path_(path),
       hooks_(std::make_unique<detail::commit_hooks>()),
       busy_timeout_(opts.busy_timeout) {
-  if (opts.checkpoint_pages < 0 ||
-      (opts.checkpoint_pages > 0 && opts.finish_checkpoint_pages <= opts.checkpoint_pages)) {
-    throw std::invalid_argument(
-        "sqlite::options: checkpoint_pages must be 0 or above 0, and finish_checkpoint_pages "
-        "above it");
-  }
+  exactly::detail::check_checkpoint_options(opts);
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
@@ -190,14 +182,8 @@ connection::connection(const std::string& path, options opts)
   sync_ = opts.sync;
   exec(synchronous_pragma(opts.sync));
   exec("PRAGMA journal_size_limit=" + std::to_string(opts.wal_size_limit_bytes));
-  if (wal_ && opts.checkpoint_pages > 0) {
-    try {
-      checkpoints_ = std::make_unique<exactly::detail::checkpoint_hook>(
-          db_, opts.checkpoint_pages, opts.finish_checkpoint_pages);
-    } catch (const error& e) {  // SQLite's own checkpoint stays, in the committing connection
-      spdlog::warn("{}: checkpoints stay in the committing connection", e.what());
-    }
-  }
+  if (wal_)
+    checkpoints_ = exactly::detail::install_checkpoints(db_, opts);
   exec(opts.foreign_keys ? "PRAGMA foreign_keys=ON" : "PRAGMA foreign_keys=OFF");
 }
 

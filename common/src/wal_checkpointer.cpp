@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <map>
+#include <stdexcept>
 #include <string_view>
 
 #include <sqlite3.h>
@@ -127,6 +128,26 @@ int checkpoint_hook::on_commit(void* self, sqlite3* db, const char* schema, int 
   else if (frames >= h.pages_)
     h.checkpointer_->request();
   return SQLITE_OK;
+}
+
+void check_checkpoint_options(const sqlite::options& o) {
+  if (o.checkpoint_pages < 0 ||
+      (o.checkpoint_pages > 0 && o.finish_checkpoint_pages <= o.checkpoint_pages)) {
+    throw std::invalid_argument(
+        "sqlite::options: checkpoint_pages must be 0 or above 0, and finish_checkpoint_pages "
+        "above it");
+  }
+}
+
+std::unique_ptr<checkpoint_hook> install_checkpoints(sqlite3* db, const sqlite::options& o) {
+  if (o.checkpoint_pages == 0)
+    return nullptr;
+  try {
+    return std::make_unique<checkpoint_hook>(db, o.checkpoint_pages, o.finish_checkpoint_pages);
+  } catch (const sqlite::error& e) {
+    spdlog::warn("{}: checkpoints stay in the committing connection", e.what());
+    return nullptr;
+  }
 }
 
 }  // namespace exactly::detail

@@ -69,4 +69,11 @@ class checkpoint_hook {
   int finish_pages_;
 };
 
+// Throws std::invalid_argument unless `o`'s checkpoint_pages is 0, or above 0 and below its
+// finish_checkpoint_pages.
+void check_checkpoint_options(const sqlite::options& o);
+// The hook for `db`, a connection in WAL mode, as `o` asks; nullptr when SQLite's own checkpoint
+// stays (checkpoint_pages 0, or no checkpointer could open the file: logged as a warning).
+std::unique_ptr<checkpoint_hook> install_checkpoints(sqlite3* db, const sqlite::options& o);
+
 }  // namespace exactly::detail
