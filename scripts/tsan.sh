@@ -2,7 +2,8 @@
 # Builds the tests where threads and processes run against each other with ThreadSanitizer
 # (clang-14) into ./build-tsan, only their targets, and runs them: concurrent requests on one id,
 # commit groups, the client runtime's workers, invoke_http end to end through the Beast transport's
-# I/O thread (exactly_thread_tests), the crash and outage tests
+# I/O thread (exactly_thread_tests), the background sync's and the checkpointer's threads
+# (exactly_server_flush_tests, those suites), the crash and outage tests
 # (exactly_crash_tests, whose child servers and clients are built with TSan too). Suppressions:
 # tests/tsan.supp.
 set -euo pipefail
@@ -14,13 +15,16 @@ start=$SECONDS
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" >/dev/null
-cmake --build build-tsan -j "$jobs" --target exactly_thread_tests exactly_crash_tests
+cmake --build build-tsan -j "$jobs" --target exactly_thread_tests exactly_crash_tests \
+  exactly_server_flush_tests
 echo "tsan build: $((SECONDS - start)) s"
 start=$SECONDS
 cd build-tsan
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/../tests/tsan.supp"
 # All of it; GoogleTestVerification only notes the contract suites this binary does not instantiate.
 tests/exactly_thread_tests --gtest_filter='-GoogleTestVerification.*'
+# The threads beside the storage connection: the background sync and the checkpointer.
+tests/exactly_server_flush_tests --gtest_filter='background_sync*:wal_checkpoint_test*'
 # The PostgreSQL variants (pg.*, postgres*) are not built here: the same code paths on SQLite.
 ctest --output-on-failure -j "$jobs" --timeout 600 \
   -R "^server_crash\.|client_crash|^server_outage\." -E "postgres|^pg\."
