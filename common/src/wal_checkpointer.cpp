@@ -66,6 +66,10 @@ wal_checkpointer::~wal_checkpointer() {
   }
   wake_.notify_one();
   thread_.join();
+  // This connection closes last of the process's on the file, since each of them holds the
+  // checkpointer: SQLite would checkpoint the WAL there, and delete it, after a failure too.
+  if (failed_)
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   sqlite3_close(db_);
 }
 

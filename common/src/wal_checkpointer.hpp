@@ -2,9 +2,10 @@
 // Checkpoints of a WAL database on a thread of their own (sqlite::options::checkpoint_pages): the
 // copy of the WAL into the database, and its fsyncs, no longer hold up a connection that commits.
 // One thread per database file in the process, shared by the file's connections. After a failed
-// checkpoint no other one of the file runs while the process has it open: the WAL keeps every
-// frame, so no restart of the WAL overwrites the frame of a database page whose write the disk
-// lost (a later fsync may succeed over pages the disk dropped).
+// checkpoint no other one of the file runs while the process has it open, nor as it closes the
+// file: the WAL keeps every frame, so no restart of the WAL overwrites the frame of a database page
+// whose write the disk lost (a later fsync may succeed over pages the disk dropped). The next
+// process to open the file recovers the WAL and checkpoints it anew.
 
 #include <exactly/common/sqlite.hpp>
 

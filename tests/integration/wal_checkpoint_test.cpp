@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <future>
+#include <optional>
 
 namespace exactly::test {
 namespace {
@@ -123,7 +124,8 @@ TEST_F(wal_checkpoint_test, the_wal_starts_over_under_a_steady_stream_of_commits
 // not hold.
 TEST_F(wal_checkpoint_test, after_a_failed_checkpoint_the_wal_keeps_every_frame) {
   const sqlite::options opts{.sync = sqlite::synchronous::normal};  // commits never sync
-  sqlite::connection db(path(), opts);
+  std::optional<sqlite::connection> open(std::in_place, path(), opts);
+  sqlite::connection& db = *open;
   create(db);
   bench::fail_syncs(true);
   struct healed {
@@ -136,6 +138,13 @@ TEST_F(wal_checkpoint_test, after_a_failed_checkpoint_the_wal_keeps_every_frame)
   const int more = write_until(db, wal(), beyond + 500).get();
   EXPECT_GE(frames_in(wal()), beyond + 500) << "a checkpoint ran again";
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), rows + more + 1);
+  // Closing the file (the last connection, the checkpointer's, with it) checkpoints nothing
+  // either, and the next opening recovers every row from the WAL.
+  const std::uintmax_t kept = frames_in(wal());
+  open.reset();
+  EXPECT_EQ(frames_in(wal()), kept) << "the close checkpointed the WAL, or deleted it";
+  sqlite::connection again(path(), opts);
+  EXPECT_EQ(again.query_int64("SELECT count(*) FROM t"), rows + more + 1);
 }
 
 TEST_F(wal_checkpoint_test, thresholds_out_of_order_are_refused) {
