@@ -11,9 +11,16 @@
 //                           messages of a batch all at once after commit, with the message id as
 //                           Idempotency-Key (retried with backoff on no answer or 5xx), then in
 //                           one transaction record the answers and do the follow-ups' writes
+//   outbox-three-exchanges  the same baseline making the protocol's two more exchanges per
+//                           message, at no cost to the server: a GET answered 404 without a
+//                           write before the batch's POSTs, and another sent with the next
+//                           batch's POSTs, as the runtime sends a DELETE with them. A ceiling for
+//                           e2e, which makes these exchanges with writes and more commits besides
 // Prints a table and writes JSON: ops/s, p50/p99/p99.9, CPU seconds per op and peak RSS per
 // process, and the ratios wire/idempotency-key, e2e/idempotency-key,
-// outbox-idempotency-key/idempotency-key and e2e/outbox-idempotency-key (the median of --rounds).
+// outbox-idempotency-key/idempotency-key, e2e/outbox-idempotency-key, e2e/wire, and the ceilings
+// outbox-three-exchanges/outbox-idempotency-key and outbox-three-exchanges/wire (the median of
+// --rounds).
 // --long-run N instead runs N wire cycles and samples RSS and database sizes. Figures only; no
 // assertions.
 
@@ -252,6 +259,8 @@ enum class e2e_way {
   // The baseline, a transactional outbox: ctx.send to an outbox queue of the same database that
   // no runtime endpoint owns; the driver's dispatchers publish it (e2e_driver::dispatch).
   outbox_idempotency_key,
+  // The same outbox, and per message two more exchanges that write nothing (dispatch_batch).
+  outbox_three_exchanges,
 };
 
 // The client runtime, closed loop: each slot queues a message (through an injector thread that
@@ -323,9 +332,11 @@ class e2e_driver {
       runtime_.emplace(
           path_, db_opts_, [setup](sqlite::connection& c) { return setup(c); }, ro);
     runtime_->start();
-    if (way == e2e_way::outbox_idempotency_key) {
+    if (way != e2e_way::invoke_http) {
+      const std::string empty_url =
+          way == e2e_way::outbox_three_exchanges ? "http://" + host + "/bench/write/" : "";
       for (int k = 0; k < dispatchers_; ++k)
-        outbox_.emplace_back([this, k, idem_url] { dispatch(k, idem_url); });
+        outbox_.emplace_back([this, k, idem_url, empty_url] { dispatch(k, idem_url, empty_url); });
     }
     poller_ = std::thread([this] { poll(); });
     injector_ = std::thread([this] { inject(); });
@@ -377,15 +388,18 @@ class e2e_driver {
   // stored answer, does its follow-up's write and consumes its message; a message without an
   // answer or with a 5xx is due again after a backoff, a refusal goes to the error queue.
   // Sleeps 0.5 ms when nothing is due; a storage error rolls the batch back and is printed.
-  void dispatch(int k, const std::string& idem_url) {
+  // `empty_url`, when not empty: the connector route's prefix, for the GETs of ids never staged
+  // that outbox_three_exchanges adds.
+  void dispatch(int k, const std::string& idem_url, const std::string& empty_url) {
     connection c = open();
     const database db = c.db();
     client::queue_store q(db);
     const std::string queue = outbox_queue(k);
     std::mt19937_64 rng(static_cast<std::uint64_t>(k));
+    std::size_t owed = 0;  // GETs of the last batch, sent with this one's POSTs
     while (!stop_) {
       try {
-        if (dispatch_batch(db, q, queue, idem_url, rng) > 0)
+        if (dispatch_batch(db, q, queue, idem_url, empty_url, owed, rng) > 0)
           continue;
       } catch (const std::exception& e) {
         std::fprintf(stderr, "outbox dispatcher %d: %s\n", k, e.what());
@@ -394,18 +408,42 @@ class e2e_driver {
     }
   }
 
-  // One batch of dispatch(): the number of messages it read.
+  // One batch of dispatch(): the number of messages it read. With an `empty_url`, a GET of an id
+  // never staged per message goes out before the POSTs (as the runtime's PUTs do), and `owed`
+  // more with them (as its DELETEs do); each must be answered 404.
   std::size_t dispatch_batch(const database& db, client::queue_store& q, const std::string& queue,
-                             const std::string& idem_url, std::mt19937_64& rng) {
+                             const std::string& idem_url, const std::string& empty_url,
+                             std::size_t& owed, std::mt19937_64& rng) {
     const std::int64_t now = system_now_ms();
     const std::vector<client::queued_message> due = q.due(queue, now, batch_);
     if (due.empty())
       return 0;
+    const auto empty_gets = [&empty_url](std::size_t n) {
+      std::vector<client::http_call> gets;
+      for (std::size_t i = 0; i < n; ++i)
+        gets.push_back({"GET", empty_url + request_id::mint().to_string(), "", "", {}});
+      return gets;
+    };
+    const auto check_empty = [](const client::http_result& r) {
+      if (r.transport_failed || r.status != 404)
+        throw std::runtime_error("a GET of an id never staged got " + std::to_string(r.status));
+    };
+    if (!empty_url.empty()) {
+      for (const client::http_result& r : transport_->send_all(empty_gets(due.size())))
+        check_empty(r);
+    }
     std::vector<client::http_call> calls;
     for (const client::queued_message& m : due)
       calls.push_back(
           {"POST", idem_url, "application/json", body, {{"Idempotency-Key", m.msg.id}}});
-    const std::vector<client::http_result> answers = transport_->send_all(calls);
+    for (client::http_call& get : empty_gets(std::exchange(owed, 0)))
+      calls.push_back(std::move(get));
+    std::vector<client::http_result> answers = transport_->send_all(calls);
+    for (std::size_t i = due.size(); i < answers.size(); ++i)
+      check_empty(answers[i]);
+    answers.resize(due.size());
+    if (!empty_url.empty())
+      owed = due.size();
     database_transaction tx(db);
     for (std::size_t i = 0; i < due.size(); ++i) {
       const client::http_result& r = answers[i];
@@ -521,7 +559,7 @@ class e2e_driver {
   std::condition_variable wake_, arrived_;
   std::vector<std::pair<int, std::int64_t>> arrivals_;
   std::vector<std::int64_t> done_;
-  int dispatchers_;  // runtime workers, and outbox dispatchers of outbox_idempotency_key
+  int dispatchers_;  // runtime workers, and the outbox ways' dispatchers
   int batch_;        // messages a worker or dispatcher commits together
   client::put_wait wait_for_put_;
   std::atomic<bool> stop_{false};
@@ -645,12 +683,13 @@ json long_run(long n, int concurrency, double every, double rate, const settings
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "exactly-bench: plain, idempotency-key, wire, e2e and outbox-idempotency-key on loopback, in "
-      "one run"};
+      "exactly-bench: plain, idempotency-key, wire, e2e, outbox-idempotency-key and "
+      "outbox-three-exchanges on loopback, in one run"};
   settings s;
   std::vector<int> concurrency = {1, 64};
-  const std::vector<std::string> known = {"plain", "idempotency-key", "wire", "e2e",
-                                          "outbox-idempotency-key"};
+  const std::vector<std::string> known = {
+      "plain", "idempotency-key",        "wire",
+      "e2e",   "outbox-idempotency-key", "outbox-three-exchanges"};
   std::vector<std::string> scenarios = known;
   std::string json_path = "bench-results.json";
   long long_run_cycles = 0;
@@ -668,7 +707,8 @@ int main(int argc, char** argv) {
   app.add_option("--concurrency", concurrency, "concurrent clients, one run per value")
       ->delimiter(',');
   app.add_option("--scenarios", scenarios,
-                 "which of plain, idempotency-key, wire, e2e, outbox-idempotency-key")
+                 "which of plain, idempotency-key, wire, e2e, outbox-idempotency-key, "
+                 "outbox-three-exchanges")
       ->delimiter(',')
       ->check(CLI::IsMember(known));
   app.add_option("--json", json_path, "where to write the figures");
@@ -679,13 +719,13 @@ int main(int argc, char** argv) {
   app.add_flag("--no-separate-reads", s.reads_together,
                "server GETs on the storage thread, in commit groups");
   app.add_option("--e2e-workers", s.e2e_workers,
-                 "client runtime worker threads for e2e and outbox-idempotency-key (at most the "
+                 "client runtime worker threads for e2e and the outbox scenarios (at most the "
                  "concurrency)");
   app.add_option("--e2e-publishers", s.e2e_publishers,
                  "e2e: runtime threads that only publish beside the handler workers (0: the "
                  "workers publish too; default: as many as the outbox baseline's dispatchers)");
   app.add_option("--e2e-batch", s.e2e_batch,
-                 "client runtime batch (e2e and outbox-idempotency-key): steps sharing one commit");
+                 "client runtime batch (e2e and the outbox scenarios): steps sharing one commit");
   app.add_flag(
       "--e2e-put-in-handler", s.put_in_handler,
       "e2e handlers wait for their PUT's answer, one after another (put_wait::in_handler)");
@@ -769,9 +809,11 @@ int main(int argc, char** argv) {
           ports.push_back(servers.back()->port());
         }
         figures f;
-        if (name == "e2e" || name == "outbox-idempotency-key") {
+        if (name == "e2e" || name.starts_with("outbox-")) {
           e2e_driver driver(dir.path(), ports[0], c, s,
-                            name == "e2e" ? e2e_way::invoke_http : e2e_way::outbox_idempotency_key);
+                            name == "e2e"                      ? e2e_way::invoke_http
+                            : name == "outbox-idempotency-key" ? e2e_way::outbox_idempotency_key
+                                                               : e2e_way::outbox_three_exchanges);
           f = measure(name, c, s, pids, e2e_op{&driver});
         } else {
           const int kind = name == "plain" ? 0 : name == "idempotency-key" ? 1 : 2;
@@ -811,7 +853,10 @@ int main(int argc, char** argv) {
         {"wire", "idempotency-key"},
         {"e2e", "idempotency-key"},
         {"outbox-idempotency-key", "idempotency-key"},
-        {"e2e", "outbox-idempotency-key"}};
+        {"e2e", "outbox-idempotency-key"},
+        {"e2e", "wire"},
+        {"outbox-three-exchanges", "outbox-idempotency-key"},
+        {"outbox-three-exchanges", "wire"}};
     for (const auto& [name, base] : quotients) {
       std::vector<double> ratios;
       for (int round = 0; round < rounds; ++round) {
