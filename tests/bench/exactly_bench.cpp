@@ -14,8 +14,11 @@
 //   outbox-three-exchanges  the same baseline making the protocol's two more exchanges per
 //                           message, at no cost to the server: a GET answered 404 without a
 //                           write before the batch's POSTs, and another sent with the next
-//                           batch's POSTs, as the runtime sends a DELETE with them. A ceiling for
-//                           e2e, which makes these exchanges with writes and more commits besides
+//                           batch's POSTs, as the runtime sends a DELETE with them: what those
+//                           exchanges alone cost the baseline. Where the cores are the limit (64
+//                           clients), a ceiling for e2e, which makes them with writes and more
+//                           commits besides; not at 1 client, where the dispatcher's polling adds
+//                           latency that the runtime's publisher does not have
 // Prints a table and writes JSON: ops/s, p50/p99/p99.9, CPU seconds per op and peak RSS per
 // process, and the ratios wire/idempotency-key, e2e/idempotency-key,
 // outbox-idempotency-key/idempotency-key, e2e/outbox-idempotency-key, e2e/wire, and the ceilings
