@@ -93,6 +93,14 @@ constexpr pg::migration schema[] = {
      "UPDATE exactly_interactions SET request_bytes = octet_length(request_body) WHERE state = 1;"
      "CREATE INDEX exactly_interactions_staged_bytes ON exactly_interactions(owner)"
      " INCLUDE (request_bytes) WHERE state = 1;"},
+    // The row counters' upsert in PL/pgSQL, whose plan a session keeps: as a SQL function it was
+    // parsed and planned again at each of a request's trigger calls.
+    {4,
+     "CREATE OR REPLACE FUNCTION exactly_count_add(k SMALLINT, d BIGINT) RETURNS void"
+     " LANGUAGE plpgsql AS $$ BEGIN"
+     "  INSERT INTO exactly_row_counts(kind, shard, n) VALUES (k, pg_backend_pid() % 16, d)"
+     "  ON CONFLICT (kind, shard) DO UPDATE SET n = exactly_row_counts.n + excluded.n;"
+     " END $$;"},
 };
 
 }  // namespace
