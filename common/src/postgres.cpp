@@ -3,6 +3,7 @@
 #include <exactly/common/postgres.hpp>
 
 #include "commit_hooks.hpp"
+#include "postgres_params.hpp"
 
 #include <charconv>
 #include <cstring>
@@ -131,6 +132,7 @@ connection::~connection() {
 
 void connection::configure() {
   prepared_.clear();
+  deferred_.clear();
   exec(opts_.synchronous_commit ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
   // Notices (e.g. "relation already exists, skipping") are not worth a line on stderr.
   exec("SET client_min_messages = warning");
@@ -178,35 +180,34 @@ void connection::ensure_connected() {
 void connection::exec(std::string_view sql) {
   if (depth_ == 0)
     ensure_connected();
-  const std::string s(sql);
+  const std::string s = take_deferred() + std::string(sql);
   PGresult* r = PQexec(conn_, s.c_str());
   check(r, sql);
   PQclear(r);
 }
 
-result connection::run(std::string_view sql, std::vector<param> params) {
-  if (depth_ == 0)
-    ensure_connected();
+const std::string& connection::prepared(std::string_view sql, std::size_t params) {
   std::string key(sql);
   auto it = prepared_.find(key);
   if (it == prepared_.end()) {
     const std::string name = "exactly_" + std::to_string(prepared_.size() + 1);
-    PGresult* p =
-        PQprepare(conn_, name.c_str(), key.c_str(), static_cast<int>(params.size()), nullptr);
+    PGresult* p = PQprepare(conn_, name.c_str(), key.c_str(), static_cast<int>(params), nullptr);
     check(p, sql);
     PQclear(p);
     it = prepared_.emplace(std::move(key), name).first;
   }
-  std::vector<const char*> values(params.size());
-  std::vector<int> lengths(params.size());
-  std::vector<int> formats(params.size());
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    values[i] = params[i].null ? nullptr : params[i].text.data();
-    lengths[i] = static_cast<int>(params[i].text.size());
-    formats[i] = params[i].binary ? 1 : 0;
-  }
-  PGresult* r = PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(params.size()),
-                               values.data(), lengths.data(), formats.data(), 0);
+  return it->second;
+}
+
+result connection::run(std::string_view sql, std::vector<param> params) {
+  if (depth_ == 0)
+    ensure_connected();
+  const std::string& name = prepared(sql, params.size());
+  if (!deferred_.empty())
+    return run_after_deferred(name, sql, params);
+  const libpq_params b(params);
+  PGresult* r = PQexecPrepared(conn_, name.c_str(), static_cast<int>(params.size()),
+                               b.values.data(), b.lengths.data(), b.formats.data(), 0);
   check(r, sql);
   return result(r);
 }
@@ -218,53 +219,6 @@ bool connection::in_transaction() const {
 
 void connection::after_commit(std::function<void()> fn) {
   hooks_->add(depth_, std::move(fn));
-}
-
-// ---- transaction ----
-
-transaction::transaction(connection& db, durability d)
-    : db_(&db), level_(db.depth_ + 1), durability_(d) {
-  db.exec(level_ == 1 ? std::string("BEGIN") : "SAVEPOINT exactly_" + std::to_string(level_));
-  ++db.depth_;
-}
-
-transaction::~transaction() {
-  if (!done_)
-    rollback();
-}
-
-void transaction::rollback() noexcept {
-  --db_->depth_;
-  done_ = true;
-  db_->hooks_->rolled_back(level_);
-  const std::string sql = level_ == 1 ? std::string("ROLLBACK")
-                                      : "ROLLBACK TO SAVEPOINT exactly_" + std::to_string(level_) +
-                                            "; RELEASE SAVEPOINT exactly_" + std::to_string(level_);
-  // Fails harmlessly when the connection is gone: the server rolls back what it had.
-  PQclear(PQexec(db_->conn_, sql.c_str()));
-}
-
-void transaction::commit() {
-  // One round trip: PQexec answers with the result of the last statement, the COMMIT's.
-  const char* commit_sql = durability_ == durability::unflushed
-                               ? "SET LOCAL synchronous_commit = off; COMMIT"
-                               : "COMMIT";
-  if (level_ > 1) {
-    db_->exec("RELEASE SAVEPOINT exactly_" + std::to_string(level_));
-    --db_->depth_;
-    done_ = true;
-    db_->hooks_->released(level_);
-    return;
-  }
-  PGresult* r = PQexec(db_->conn_, commit_sql);
-  db_->check(r, "COMMIT");  // on failure the destructor rolls back
-  const bool committed = std::string_view(PQcmdStatus(r)) == "COMMIT";
-  PQclear(r);
-  if (!committed)  // a statement had failed: PostgreSQL answered COMMIT with ROLLBACK
-    throw error("40000", "COMMIT: the transaction was rolled back after a failed statement");
-  --db_->depth_;
-  done_ = true;
-  db_->hooks_->committed();
 }
 
 }  // namespace exactly::pg

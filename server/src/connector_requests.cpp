@@ -127,11 +127,9 @@ interaction_response connector::impl::handle(const interaction_request& r, const
   if (d.next_action == action::stage) {
     const incoming_request in{r.content_type, r.body};
     const auto refusal = route.validate(in);
-    const auto staged_bytes_after = [&] {
-      return store->staged_bytes(r.principal) + static_cast<std::int64_t>(r.body.size());
-    };
-    d = decide_stage(!refusal, refusal ? 0 : store->count_staged(r.principal),
-                     opts.max_staged_per_principal, refusal ? 0 : staged_bytes_after(),
+    const staged_load load = refusal ? staged_load{} : store->staged_of(r.principal);
+    d = decide_stage(!refusal, load.rows, opts.max_staged_per_principal,
+                     refusal ? 0 : load.bytes + static_cast<std::int64_t>(r.body.size()),
                      opts.max_staged_bytes_per_principal);
     if (d.next_action == action::fail && d.error == errc::invalid_payload) {
       return problem_response(errc::invalid_payload, *refusal);

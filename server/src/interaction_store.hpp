@@ -26,6 +26,12 @@ struct interaction_record : record_facts {
   stored_response response;  // executed only
 };
 
+// What `owner`'s staged rows hold: the quotas' figures.
+struct staged_load {
+  std::int64_t rows = 0;
+  std::int64_t bytes = 0;  // request bodies
+};
+
 struct outbox_message {
   std::int64_t seq = 0;
   std::string type;
@@ -77,9 +83,11 @@ class interaction_store {
   virtual std::optional<interaction_record> find(std::string_view route, std::string_view id) = 0;
   // The same row's facts only, without its bodies: what PUT and DELETE decide on.
   virtual std::optional<record_facts> find_facts(std::string_view route, std::string_view id) = 0;
-  virtual std::int64_t count_staged(std::string_view owner) = 0;
-  // The request body bytes of `owner`'s staged rows (a running figure or an index: no row read).
-  virtual std::int64_t staged_bytes(std::string_view owner) = 0;
+  // `owner`'s staged rows and their request body bytes, in one query (running figures or an
+  // index: no row read).
+  virtual staged_load staged_of(std::string_view owner) = 0;
+  std::int64_t count_staged(std::string_view owner) { return staged_of(owner).rows; }
+  std::int64_t staged_bytes(std::string_view owner) { return staged_of(owner).bytes; }
   virtual void insert_staged(std::string_view route, std::string_view id, std::string_view owner,
                              std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,
                              std::string_view body, std::string_view sha256) = 0;

@@ -56,7 +56,7 @@ void pg_store::lock_id(std::string_view route, std::string_view id) {
   std::string key(route);
   key += ' ';
   key += id;
-  db_.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", key);
+  db_.defer("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", key);  // sent with the lookup
 }
 
 void pg_store::after_commit(std::function<void()> hook) {
@@ -92,20 +92,12 @@ std::optional<record_facts> pg_store::find_facts(std::string_view route, std::st
   return facts_of<record_facts>(q);
 }
 
-std::int64_t pg_store::count_staged(std::string_view owner) {
-  return db_
-      .query_int64("SELECT count(*) FROM exactly_interactions WHERE owner = $1 AND state = 1",
-                   owner)
-      .value_or(0);
-}
-
-std::int64_t pg_store::staged_bytes(std::string_view owner) {
-  return db_
-      .query_int64(
-          "SELECT coalesce(sum(request_bytes), 0)::bigint FROM exactly_interactions"
-          " WHERE owner = $1 AND state = 1",
-          owner)
-      .value_or(0);
+staged_load pg_store::staged_of(std::string_view owner) {
+  const pg::result q = db_.query(
+      "SELECT count(*), coalesce(sum(request_bytes), 0)::bigint FROM exactly_interactions"
+      " WHERE owner = $1 AND state = 1",
+      owner);
+  return {q.int64(0, 0), q.int64(0, 1)};
 }
 
 void pg_store::insert_staged(std::string_view route, std::string_view id, std::string_view owner,

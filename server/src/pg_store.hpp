@@ -24,8 +24,7 @@ class pg_store final : public interaction_store {
   void after_commit(std::function<void()> hook) override;
   std::optional<interaction_record> find(std::string_view route, std::string_view id) override;
   std::optional<record_facts> find_facts(std::string_view route, std::string_view id) override;
-  std::int64_t count_staged(std::string_view owner) override;
-  std::int64_t staged_bytes(std::string_view owner) override;
+  staged_load staged_of(std::string_view owner) override;
   void insert_staged(std::string_view route, std::string_view id, std::string_view owner,
                      std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,
                      std::string_view body, std::string_view sha256) override;

@@ -100,13 +100,14 @@ std::optional<record_facts> sqlite_store::find_facts(std::string_view route, std
   return lookup<record_facts>(db_, sql, route, id, [](const sqlite::statement&, record_facts&) {});
 }
 
-std::int64_t sqlite_store::count_staged(std::string_view owner) {
-  return db_.query_int64("SELECT n FROM exactly_staged_counts WHERE owner = ?", owner).value_or(0);
-}
-
-std::int64_t sqlite_store::staged_bytes(std::string_view owner) {
-  return db_.query_int64("SELECT bytes FROM exactly_staged_counts WHERE owner = ?", owner)
-      .value_or(0);
+staged_load sqlite_store::staged_of(std::string_view owner) {
+  auto& q = db_.prepare("SELECT n, bytes FROM exactly_staged_counts WHERE owner = ?");
+  q.bind_all(owner);
+  staged_load load;
+  if (q.step())
+    load = {q.int64(0), q.int64(1)};
+  q.reset();
+  return load;
 }
 
 void sqlite_store::insert_staged(std::string_view route, std::string_view id,

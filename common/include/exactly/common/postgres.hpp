@@ -135,6 +135,13 @@ class connection {
   std::int64_t execute(std::string_view sql, const A&... args) {
     return query(sql, args...).affected();
   }
+  // Sends `sql` with `args` in the round trip of the next statement that waits for its answer,
+  // ahead of it, and reports its failure there. Inside a transaction, for a statement whose rows
+  // no one reads (a lock taken before a lookup, a SAVEPOINT).
+  template <class... A>
+  void defer(std::string_view sql, const A&... args) {
+    deferred_.push_back({std::string(sql), {to_param(args)...}});
+  }
 
   // True while a transaction is open on the server side (also one that failed).
   bool in_transaction() const;
@@ -151,7 +158,20 @@ class connection {
   pg_conn* native() const { return conn_; }
 
  private:
+  struct deferred_statement {
+    std::string sql;
+    std::vector<param> params;  // none: sent unprepared (SAVEPOINT, RELEASE SAVEPOINT)
+  };
   result run(std::string_view sql, std::vector<param> params);
+  // The name of `sql` prepared on this connection, preparing it the first time.
+  const std::string& prepared(std::string_view sql, std::size_t params);
+  // run() of the prepared statement `name` after the deferred statements, in one round trip
+  // (libpq's pipeline mode); throws for the first of them that failed.
+  result run_after_deferred(const std::string& name, std::string_view sql,
+                            const std::vector<param>& params);
+  // The deferred statements as the start of a simple query (each followed by "; "), cleared;
+  // those with parameters, and all before them, are run first in a round trip of their own.
+  std::string take_deferred();
   // Throws error for a failed result (or a lost connection), keeping connected() current.
   void check(pg_result* r, std::string_view sql);
   void configure();
@@ -159,6 +179,9 @@ class connection {
   options opts_;
   pg_conn* conn_ = nullptr;
   std::unordered_map<std::string, std::string> prepared_;  // sql -> statement name
+  // Statements not sent yet (defer(), SAVEPOINT, RELEASE SAVEPOINT): they go out in the round
+  // trip of the next statement, whose answer reports their failure.
+  std::vector<deferred_statement> deferred_;
   int depth_ = 0;
   std::unique_ptr<detail::commit_hooks> hooks_;
   std::atomic<bool> up_{false};

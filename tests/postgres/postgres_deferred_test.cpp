@@ -1,0 +1,116 @@
+// Deferred statements (pg::connection::defer, SAVEPOINT, RELEASE SAVEPOINT) against a real
+// PostgreSQL: each goes out in the round trip of the next statement that waits for its answer,
+// runs before it, and reports its failure there; a commit or rollback takes them along. Round
+// trips are counted in libpq's trace of the messages sent (a Sync or a simple Query each).
+#include <exactly/common/postgres.hpp>
+
+#include "pg_cluster.hpp"
+
+#include <gtest/gtest.h>
+#include <libpq-fe.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace exactly {
+namespace {
+
+class postgres_deferred_test : public ::testing::Test {
+ protected:
+  void SetUp() override { db.exec("CREATE TABLE t (i BIGINT PRIMARY KEY)"); }
+
+  // Round trips made by `fn`.
+  template <class F>
+  int round_trips(F fn) {
+    std::FILE* f = std::tmpfile();
+    PQtrace(db.native(), f);
+    PQsetTraceFlags(db.native(), PQTRACE_SUPPRESS_TIMESTAMPS);
+    fn();
+    PQuntrace(db.native());
+    std::rewind(f);
+    int n = 0;
+    char line[4096];
+    while (std::fgets(line, sizeof line, f)) {
+      const std::string_view l(line);
+      if (l.starts_with("F\t") && (l.find("\tSync") != l.npos || l.find("\tQuery") != l.npos))
+        ++n;
+    }
+    std::fclose(f);
+    return n;
+  }
+
+  pg::connection db{{test::test_cluster().fresh_schema()}};
+};
+
+TEST_F(postgres_deferred_test, savepoints_and_a_lock_go_out_with_the_next_statement) {
+  // Two requests' savepoints in one transaction, as a commit group makes them.
+  const auto group = [this](int first) {
+    pg::transaction outer(db);
+    for (int i = first; i < first + 2; ++i) {
+      pg::transaction request(db);
+      db.defer("SELECT pg_advisory_xact_lock($1)", i);
+      db.execute("INSERT INTO t VALUES ($1)", i);
+      request.commit();
+    }
+    outer.commit();
+  };
+  group(1);  // prepares the statements (a round trip each, once per connection)
+  // BEGIN; SAVEPOINT, lock, INSERT; RELEASE, SAVEPOINT, lock, INSERT; RELEASE and COMMIT. Sent
+  // one at a time, they were ten.
+  EXPECT_EQ(round_trips([&] { group(3); }), 4);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 4);
+}
+
+TEST_F(postgres_deferred_test, a_deferred_statement_runs_before_the_next_one) {
+  pg::transaction tx(db);
+  db.defer("INSERT INTO t VALUES ($1)", 7);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t WHERE i = $1", 7), 1);
+  tx.commit();
+}
+
+TEST_F(postgres_deferred_test, its_failure_is_the_next_statements_and_the_connection_goes_on) {
+  db.execute("INSERT INTO t VALUES (1)");
+  {
+    pg::transaction tx(db);
+    db.defer("INSERT INTO t VALUES ($1)", 1);  // a duplicate key
+    try {
+      db.query("SELECT count(*) FROM t");
+      FAIL() << "the deferred statement's failure was not reported";
+    } catch (const pg::error& e) {
+      EXPECT_TRUE(e.unique_violation());
+      EXPECT_NE(std::string(e.what()).find("INSERT INTO t"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(tx.commit(), pg::error);  // PostgreSQL rolled it back
+  }
+  // Out of pipeline mode, the connection serves as before.
+  pg::transaction tx(db);
+  db.execute("INSERT INTO t VALUES (2)");
+  tx.commit();
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 2);
+}
+
+TEST_F(postgres_deferred_test, a_commit_or_a_rollback_takes_the_deferred_statements_along) {
+  {
+    pg::transaction tx(db);
+    db.defer("INSERT INTO t VALUES ($1)", 1);
+    tx.commit();
+  }
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t WHERE i = 1"), 1);
+  {
+    pg::transaction tx(db);
+    pg::transaction request(db);
+    db.defer("INSERT INTO t VALUES ($1)", 2);
+    request.commit();
+  }  // rolled back
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
+  {
+    pg::transaction tx(db);
+    db.defer("INSERT INTO t VALUES ($1)", 1);  // fails as the rollback takes it along
+  }
+  EXPECT_FALSE(db.in_transaction());
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
+}
+
+}  // namespace
+}  // namespace exactly
