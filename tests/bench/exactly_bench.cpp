@@ -17,8 +17,8 @@
 //                           batch's POSTs, as the runtime sends a DELETE with them: what those
 //                           exchanges alone cost the baseline. Where the cores are the limit (64
 //                           clients), a ceiling for e2e, which makes them with writes and more
-//                           commits besides; not at 1 client, where the dispatcher's polling adds
-//                           latency that the runtime's publisher does not have
+//                           commits besides; not necessarily at 1 client, where the dispatcher's
+//                           polling adds latency that the runtime's publisher does not have
 // Prints a table and writes JSON: ops/s, p50/p99/p99.9, CPU seconds per op and peak RSS per
 // process, and the ratios wire/idempotency-key, e2e/idempotency-key,
 // outbox-idempotency-key/idempotency-key, e2e/outbox-idempotency-key, e2e/wire, and the ceilings
