@@ -159,7 +159,8 @@ void connection::check(PGresult* r, std::string_view sql) {
 }
 
 void connection::ensure_connected() {
-  if (PQstatus(conn_) == CONNECTION_OK)
+  // A connection left in pipeline mode (its round trip broken off) is reset like a lost one.
+  if (PQstatus(conn_) == CONNECTION_OK && PQpipelineStatus(conn_) == PQ_PIPELINE_OFF)
     return;
   up_ = false;
   if (depth_ > 0)

@@ -47,7 +47,10 @@ result connection::run_after_deferred(const std::string& name, std::string_view 
     if (synced)
       break;
   }
-  PQexitPipelineMode(conn_);
+  // Answers missing (the connection broke off): nothing more runs on it in this transaction, and
+  // ensure_connected() resets it once the transaction has unwound.
+  if (PQexitPipelineMode(conn_) != 1)
+    up_ = false;
   answers.resize(n, nullptr);
   std::size_t checked = n - 1;  // the answer checked: the first failure, else the statement's
   for (std::size_t i = 0; i + 1 < n && checked == n - 1; ++i) {

@@ -112,5 +112,26 @@ TEST_F(postgres_deferred_test, a_commit_or_a_rollback_takes_the_deferred_stateme
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
 }
 
+TEST_F(postgres_deferred_test,
+       a_round_trip_broken_off_fails_its_transaction_and_the_next_reconnects) {
+  {
+    pg::transaction tx(db);
+    db.execute("INSERT INTO t VALUES (1)");
+    db.defer("SELECT pg_terminate_backend(pg_backend_pid())");  // the server drops the session
+    EXPECT_THROW(db.query("SELECT count(*) FROM t"), pg::error);
+    EXPECT_THROW(db.execute("INSERT INTO t VALUES (2)"), pg::error);  // nothing more runs in it
+    EXPECT_THROW(tx.commit(), pg::error);
+  }
+  EXPECT_FALSE(db.connected());
+  pg::transaction tx(db);  // reconnects
+  db.execute("INSERT INTO t VALUES (3)");
+  tx.commit();
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);  // only the row of the new session
+}
+
+TEST_F(postgres_deferred_test, defer_outside_a_transaction_is_refused) {
+  EXPECT_THROW(db.defer("SELECT 1"), std::logic_error);
+}
+
 }  // namespace
 }  // namespace exactly

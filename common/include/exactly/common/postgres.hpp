@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -138,8 +139,11 @@ class connection {
   // Sends `sql` with `args` in the round trip of the next statement that waits for its answer,
   // ahead of it, and reports its failure there. Inside a transaction, for a statement whose rows
   // no one reads (a lock taken before a lookup, a SAVEPOINT).
+  // Throws std::logic_error outside a transaction.
   template <class... A>
   void defer(std::string_view sql, const A&... args) {
+    if (depth_ == 0)
+      throw std::logic_error("pg::connection::defer outside a transaction");
     deferred_.push_back({std::string(sql), {to_param(args)...}});
   }
 
