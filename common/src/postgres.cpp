@@ -133,6 +133,7 @@ connection::~connection() {
 void connection::configure() {
   prepared_.clear();
   deferred_.clear();
+  broken_ = false;
   exec(opts_.synchronous_commit ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
   // Notices (e.g. "relation already exists, skipping") are not worth a line on stderr.
   exec("SET client_min_messages = warning");
@@ -159,8 +160,8 @@ void connection::check(PGresult* r, std::string_view sql) {
 }
 
 void connection::ensure_connected() {
-  // A connection left in pipeline mode (its round trip broken off) is reset like a lost one.
-  if (PQstatus(conn_) == CONNECTION_OK && PQpipelineStatus(conn_) == PQ_PIPELINE_OFF)
+  // A connection whose round trip broke off is reset like a lost one.
+  if (PQstatus(conn_) == CONNECTION_OK && !broken_ && PQpipelineStatus(conn_) == PQ_PIPELINE_OFF)
     return;
   up_ = false;
   if (depth_ > 0)
@@ -181,7 +182,10 @@ void connection::ensure_connected() {
 void connection::exec(std::string_view sql) {
   if (depth_ == 0)
     ensure_connected();
-  const std::string s = take_deferred() + std::string(sql);
+  fail_if_broken();
+  if (!deferred_.empty())
+    flush_deferred();
+  const std::string s(sql);
   PGresult* r = PQexec(conn_, s.c_str());
   check(r, sql);
   PQclear(r);
@@ -203,6 +207,7 @@ const std::string& connection::prepared(std::string_view sql, std::size_t params
 result connection::run(std::string_view sql, std::vector<param> params) {
   if (depth_ == 0)
     ensure_connected();
+  fail_if_broken();
   const std::string& name = prepared(sql, params.size());
   if (!deferred_.empty())
     return run_after_deferred(name, sql, params);
@@ -213,7 +218,14 @@ result connection::run(std::string_view sql, std::vector<param> params) {
   return result(r);
 }
 
+void connection::fail_if_broken() const {
+  if (broken_)
+    throw error(connection_lost, "a round trip to PostgreSQL broke off in this transaction");
+}
+
 bool connection::in_transaction() const {
+  if (broken_)
+    return false;  // ended: nothing more of it can commit
   const PGTransactionStatusType s = PQtransactionStatus(conn_);
   return s == PQTRANS_INTRANS || s == PQTRANS_INERROR || s == PQTRANS_ACTIVE;
 }

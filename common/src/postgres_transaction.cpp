@@ -5,14 +5,19 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
+
 namespace exactly::pg {
 
 transaction::transaction(connection& db, durability d)
     : db_(&db), level_(db.depth_ + 1), durability_(d) {
-  if (level_ == 1)
+  if (level_ == 1) {
     db.exec("BEGIN");
-  else
-    db.deferred_.push_back({"SAVEPOINT exactly_" + std::to_string(level_), {}});
+  } else {
+    // A name of its own: a ROLLBACK TO can only ever reach this savepoint.
+    savepoint_ = "exactly_" + std::to_string(++db.savepoints_);
+    db.deferred_.push_back({"SAVEPOINT " + savepoint_, {}});  // sent with the next statement
+  }
   ++db.depth_;
 }
 
@@ -25,32 +30,41 @@ void transaction::rollback() noexcept {
   --db_->depth_;
   done_ = true;
   db_->hooks_->rolled_back(level_);
-  const std::string sql = level_ == 1 ? std::string("ROLLBACK")
-                                      : "ROLLBACK TO SAVEPOINT exactly_" + std::to_string(level_) +
-                                            "; RELEASE SAVEPOINT exactly_" + std::to_string(level_);
-  // Fails harmlessly when the connection is gone: the server rolls back what it had. So does a
-  // deferred statement that fails here, and the rollback is sent all the same.
-  std::string deferred;
-  try {
-    deferred = db_->take_deferred();
-  } catch (const std::exception&) {
-  }
-  PQclear(PQexec(db_->conn_, (deferred + sql).c_str()));
+  // What this transaction deferred is dropped, never sent: queued statements are this level's
+  // or deeper ones', since a SAVEPOINT sent took every statement before it along.
+  std::vector<connection::deferred_statement>& queued = db_->deferred_;
+  const auto own = std::find_if(queued.begin(), queued.end(), [this](const auto& q) {
+    return q.params.empty() && q.sql == "SAVEPOINT " + savepoint_;
+  });
+  const bool sent = level_ == 1 || own == queued.end();
+  queued.erase(level_ == 1 ? queued.begin() : own, queued.end());
+  if (!sent || db_->broken_)
+    return;  // nothing of it reached the server, or the connection is reset before its next use
+  const std::string sql =
+      level_ == 1 ? std::string("ROLLBACK")
+                  : "ROLLBACK TO SAVEPOINT " + savepoint_ + "; RELEASE SAVEPOINT " + savepoint_;
+  // Fails harmlessly when the connection is gone: the server rolls back what it had.
+  PQclear(PQexec(db_->conn_, sql.c_str()));
 }
 
 void transaction::commit() {
-  // One round trip: PQexec answers with the result of the last statement, the COMMIT's.
-  const char* commit_sql = durability_ == durability::unflushed
-                               ? "SET LOCAL synchronous_commit = off; COMMIT"
-                               : "COMMIT";
   if (level_ > 1) {
-    db_->deferred_.push_back({"RELEASE SAVEPOINT exactly_" + std::to_string(level_), {}});
+    // Sent now (with what is deferred), not deferred: a savepoint of a failed transaction must
+    // fail here, in its own request, as RELEASE does.
+    db_->exec("RELEASE SAVEPOINT " + savepoint_);
     --db_->depth_;
     done_ = true;
     db_->hooks_->released(level_);
     return;
   }
-  PGresult* r = PQexec(db_->conn_, (db_->take_deferred() + commit_sql).c_str());
+  db_->fail_if_broken();
+  if (!db_->deferred_.empty())
+    db_->flush_deferred();
+  // One round trip: PQexec answers with the result of the last statement, the COMMIT's.
+  const char* commit_sql = durability_ == durability::unflushed
+                               ? "SET LOCAL synchronous_commit = off; COMMIT"
+                               : "COMMIT";
+  PGresult* r = PQexec(db_->conn_, commit_sql);
   db_->check(r, "COMMIT");  // on failure the destructor rolls back
   const bool committed = std::string_view(PQcmdStatus(r)) == "COMMIT";
   PQclear(r);

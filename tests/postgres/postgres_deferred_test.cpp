@@ -1,7 +1,8 @@
-// Deferred statements (pg::connection::defer, SAVEPOINT, RELEASE SAVEPOINT) against a real
-// PostgreSQL: each goes out in the round trip of the next statement that waits for its answer,
-// runs before it, and reports its failure there; a commit or rollback takes them along. Round
-// trips are counted in libpq's trace of the messages sent (a Sync or a simple Query each).
+// Deferred statements (pg::connection::defer, SAVEPOINT) against a real PostgreSQL: each goes out
+// in the round trip of the next statement that waits for its answer, runs before it, and reports
+// its failure there; a commit sends them, a rollback drops its own unsent. A savepoint of a failed
+// transaction fails in its own commit. Round trips are counted in libpq's trace of the messages
+// sent (a Sync or a simple Query each).
 #include <exactly/common/postgres.hpp>
 
 #include "pg_cluster.hpp"
@@ -56,9 +57,9 @@ TEST_F(postgres_deferred_test, savepoints_and_a_lock_go_out_with_the_next_statem
     outer.commit();
   };
   group(1);  // prepares the statements (a round trip each, once per connection)
-  // BEGIN; SAVEPOINT, lock, INSERT; RELEASE, SAVEPOINT, lock, INSERT; RELEASE and COMMIT. Sent
-  // one at a time, they were ten.
-  EXPECT_EQ(round_trips([&] { group(3); }), 4);
+  // BEGIN; SAVEPOINT, lock, INSERT; RELEASE; SAVEPOINT, lock, INSERT; RELEASE; COMMIT. Sent one at
+  // a time, they were ten.
+  EXPECT_EQ(round_trips([&] { group(3); }), 6);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 4);
 }
 
@@ -90,7 +91,8 @@ TEST_F(postgres_deferred_test, its_failure_is_the_next_statements_and_the_connec
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 2);
 }
 
-TEST_F(postgres_deferred_test, a_commit_or_a_rollback_takes_the_deferred_statements_along) {
+TEST_F(postgres_deferred_test,
+       a_commit_sends_the_deferred_statements_and_a_rollback_drops_its_own) {
   {
     pg::transaction tx(db);
     db.defer("INSERT INTO t VALUES ($1)", 1);
@@ -106,10 +108,59 @@ TEST_F(postgres_deferred_test, a_commit_or_a_rollback_takes_the_deferred_stateme
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
   {
     pg::transaction tx(db);
-    db.defer("INSERT INTO t VALUES ($1)", 1);  // fails as the rollback takes it along
+    db.defer("INSERT INTO t VALUES ($1)", 1);  // a duplicate key, never sent
   }
   EXPECT_FALSE(db.in_transaction());
-  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
+  {
+    pg::transaction tx(db);
+    {
+      pg::transaction unsent(db);
+      db.defer("INSERT INTO t VALUES ($1)", 5);
+    }  // its SAVEPOINT never went out: nothing is sent, the transaction goes on
+    db.execute("INSERT INTO t VALUES (6)");
+    tx.commit();
+  }
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 2);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t WHERE i = 5"), 0);
+}
+
+// A request that swallows its statement's failure cannot look committed: its savepoint's commit
+// fails, its rollback undoes it alone, and the next request of the group commits.
+TEST_F(postgres_deferred_test, a_savepoint_of_a_failed_transaction_fails_in_its_own_commit) {
+  db.execute("INSERT INTO t VALUES (1)");
+  pg::transaction group(db);
+  {
+    pg::transaction a(db);
+    db.execute("INSERT INTO t VALUES (2)");
+    EXPECT_THROW(db.execute("INSERT INTO t VALUES (1)"), pg::error);  // swallowed by the request
+    EXPECT_THROW(a.commit(), pg::error);
+  }
+  {
+    pg::transaction b(db);
+    db.defer("SELECT pg_advisory_xact_lock($1)", 3);
+    db.execute("INSERT INTO t VALUES (3)");
+    b.commit();
+  }
+  group.commit();
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t WHERE i = 2"), 0);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t WHERE i = 3"), 1);
+}
+
+// An empty savepoint committed in a failed transaction, then the outer rollback: the ROLLBACK
+// goes out alone, and the connection serves the next transaction.
+TEST_F(postgres_deferred_test, a_rollback_after_a_failed_savepoint_leaves_the_connection_usable) {
+  db.execute("INSERT INTO t VALUES (1)");
+  {
+    pg::transaction tx(db);
+    EXPECT_THROW(db.execute("INSERT INTO t VALUES (1)"), pg::error);
+    pg::transaction empty(db);
+    EXPECT_THROW(empty.commit(), pg::error);
+  }
+  EXPECT_FALSE(db.in_transaction());
+  pg::transaction tx(db);
+  db.execute("INSERT INTO t VALUES (2)");
+  tx.commit();
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 2);
 }
 
 TEST_F(postgres_deferred_test,

@@ -159,6 +159,8 @@ class connection {
   // Outside a transaction: reconnects if the connection was lost and its backoff has passed;
   // throws error (storage failure) while PostgreSQL stays unreachable.
   void ensure_connected();
+  // libpq's connection, for what this class does not wrap; it must not run statements while any
+  // are deferred (they would run after it).
   pg_conn* native() const { return conn_; }
 
  private:
@@ -173,9 +175,13 @@ class connection {
   // (libpq's pipeline mode); throws for the first of them that failed.
   result run_after_deferred(const std::string& name, std::string_view sql,
                             const std::vector<param>& params);
-  // The deferred statements as the start of a simple query (each followed by "; "), cleared;
-  // those with parameters, and all before them, are run first in a round trip of their own.
-  std::string take_deferred();
+  // Sends the deferred statements in a round trip of their own; throws as run_after_deferred.
+  void flush_deferred();
+  // The deferred statements, then the prepared `name` if not null, in one round trip; its answer.
+  std::optional<result> pipeline(const std::string* name, std::string_view sql,
+                                 const std::vector<param>* params);
+  // Throws error (connection lost) after a round trip broke off in the open transaction.
+  void fail_if_broken() const;
   // Throws error for a failed result (or a lost connection), keeping connected() current.
   void check(pg_result* r, std::string_view sql);
   void configure();
@@ -183,9 +189,13 @@ class connection {
   options opts_;
   pg_conn* conn_ = nullptr;
   std::unordered_map<std::string, std::string> prepared_;  // sql -> statement name
-  // Statements not sent yet (defer(), SAVEPOINT, RELEASE SAVEPOINT): they go out in the round
-  // trip of the next statement, whose answer reports their failure.
+  // Statements not sent yet (defer(), SAVEPOINT): they go out in the round trip of the next
+  // statement that waits for its answer, which reports their failure.
   std::vector<deferred_statement> deferred_;
+  std::uint64_t savepoints_ = 0;  // savepoints opened: each is named by its number
+  // A round trip broke off in the open transaction: nothing more runs on the connection until
+  // ensure_connected() resets it, once the transaction has unwound.
+  bool broken_ = false;
   int depth_ = 0;
   std::unique_ptr<detail::commit_hooks> hooks_;
   std::atomic<bool> up_{false};
@@ -215,6 +225,7 @@ class transaction {
 
   connection* db_;
   int level_;
+  std::string savepoint_;  // its name, below the outermost level
   bool done_ = false;
   durability durability_;
 };
