@@ -208,9 +208,9 @@ result connection::run(std::string_view sql, std::vector<param> params) {
   if (depth_ == 0)
     ensure_connected();
   fail_if_broken();
-  const std::string& name = prepared(sql, params.size());
   if (!deferred_.empty())
-    return run_after_deferred(name, sql, params);
+    return *pipeline(sql, &params);
+  const std::string& name = prepared(sql, params.size());
   const libpq_params b(params);
   PGresult* r = PQexecPrepared(conn_, name.c_str(), static_cast<int>(params.size()),
                                b.values.data(), b.lengths.data(), b.formats.data(), 0);

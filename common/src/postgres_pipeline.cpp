@@ -10,40 +10,45 @@
 
 namespace exactly::pg {
 
-result connection::run_after_deferred(const std::string& name, std::string_view sql,
-                                      const std::vector<param>& params) {
-  return *pipeline(&name, sql, &params);
-}
-
 void connection::flush_deferred() {
-  pipeline(nullptr, {}, nullptr);
+  pipeline({}, nullptr);
 }
 
-std::optional<result> connection::pipeline(const std::string* name, std::string_view sql,
-                                           const std::vector<param>* params) {
-  // Prepared while nothing is taken from the queue: a failure here leaves it whole.
-  std::vector<const std::string*> names;  // of the deferred statements with parameters
-  for (const deferred_statement& d : deferred_)
-    names.push_back(d.params.empty() ? nullptr : &prepared(d.sql, d.params.size()));
+std::optional<result> connection::pipeline(std::string_view sql, const std::vector<param>* params) {
   const std::vector<deferred_statement> before = std::exchange(deferred_, {});
-  const auto send = [this](const std::string* prepared_name, const std::string& text,
-                           const std::vector<param>& args) {
-    if (!prepared_name)
-      return PQsendQueryParams(conn_, text.c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
-    const libpq_params b(args);
-    return PQsendQueryPrepared(conn_, prepared_name->c_str(), static_cast<int>(args.size()),
-                               b.values.data(), b.lengths.data(), b.formats.data(), 0) == 1;
-  };
+  // The statement that waits for its answer is prepared in the same round trip, after the
+  // deferred ones, the first time: a failed Parse then fails inside the request's savepoint.
+  const auto known = params ? prepared_.find(std::string(sql)) : prepared_.end();
+  const bool prepare = params && known == prepared_.end();
+  const std::string name = !params   ? std::string()
+                           : prepare ? "exactly_" + std::to_string(prepared_.size() + 1)
+                                     : known->second;
+  // Until the connection has left pipeline mode cleanly, it counts as broken (a throw in
+  // between leaves it so).
+  broken_ = true;
   bool sent = PQenterPipelineMode(conn_) == 1;
-  for (std::size_t i = 0; i < before.size(); ++i)
-    sent = sent && send(names[i], before[i].sql, before[i].params);
-  if (name)
-    sent = sent && send(name, std::string(), *params);
+  for (const deferred_statement& d : before) {  // unnamed: nothing to prepare ahead of them
+    const libpq_params b(d.params);
+    sent =
+        sent && PQsendQueryParams(conn_, d.sql.c_str(), static_cast<int>(d.params.size()), nullptr,
+                                  b.values.data(), b.lengths.data(), b.formats.data(), 0) == 1;
+  }
+  const std::string text(sql);
+  if (prepare) {
+    sent = sent && PQsendPrepare(conn_, name.c_str(), text.c_str(),
+                                 static_cast<int>(params->size()), nullptr) == 1;
+  }
+  if (params) {
+    const libpq_params b(*params);
+    sent = sent && PQsendQueryPrepared(conn_, name.c_str(), static_cast<int>(params->size()),
+                                       b.values.data(), b.lengths.data(), b.formats.data(), 0) == 1;
+  }
   sent = sent && PQpipelineSync(conn_) == 1;
   // Every answer is read, up to the sync, before anything is thrown: the connection leaves
   // pipeline mode as it entered it. A statement after a failed one is answered PIPELINE_ABORTED.
-  const std::size_t n = before.size() + (name ? 1 : 0);
+  const std::size_t n = before.size() + (prepare ? 1 : 0) + (params ? 1 : 0);
   std::vector<PGresult*> answers;  // one per statement, as long as the connection answers
+  answers.reserve(n);
   while (sent && answers.size() < n) {
     PGresult* r = PQgetResult(conn_);
     if (!r)
@@ -60,10 +65,9 @@ std::optional<result> connection::pipeline(const std::string* name, std::string_
   }
   // Not all sent, or answers missing: nothing more runs on the connection in this transaction,
   // and ensure_connected() resets it once the transaction has unwound.
-  if (PQexitPipelineMode(conn_) != 1 || !sent) {
-    broken_ = true;
+  broken_ = PQexitPipelineMode(conn_) != 1 || !sent;
+  if (broken_)
     up_ = false;
-  }
   answers.resize(n, nullptr);
   std::size_t checked = n;  // the first failure, if any
   for (std::size_t i = 0; i < n && checked == n; ++i) {
@@ -71,14 +75,18 @@ std::optional<result> connection::pipeline(const std::string* name, std::string_
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
       checked = i;
   }
-  const std::size_t kept = checked < n ? checked : name ? n - 1 : n;
+  // Prepared statements outlive a failed execution and a rollback: named once its Parse passed.
+  const std::size_t parse = before.size();
+  if (prepare && answers[parse] && PQresultStatus(answers[parse]) == PGRES_COMMAND_OK)
+    prepared_.emplace(text, name);
+  const std::size_t kept = checked < n ? checked : params ? n - 1 : n;
   for (std::size_t i = 0; i < n; ++i) {
     if (i != kept)
       PQclear(answers[i]);
   }
   if (checked < n)  // throws
     check(answers[checked], checked < before.size() ? std::string_view(before[checked].sql) : sql);
-  if (!name)
+  if (!params)
     return std::nullopt;
   return result(answers[kept]);
 }

@@ -37,9 +37,20 @@ void transaction::rollback() noexcept {
     return q.params.empty() && q.sql == "SAVEPOINT " + savepoint_;
   });
   const bool sent = level_ == 1 || own == queued.end();
-  queued.erase(level_ == 1 ? queued.begin() : own, queued.end());
-  if (!sent || db_->broken_)
-    return;  // nothing of it reached the server, or the connection is reset before its next use
+  queued.erase(sent ? queued.begin() : own, queued.end());
+  if (db_->broken_) {
+    // The backend may still hold this transaction's locks: at the outermost level the
+    // connection is reset now (a reconnection that fails is tried again at the next use).
+    if (level_ == 1) {
+      try {
+        db_->ensure_connected();
+      } catch (const std::exception&) {
+      }
+    }
+    return;
+  }
+  if (!sent)
+    return;  // nothing of it reached the server
   const std::string sql =
       level_ == 1 ? std::string("ROLLBACK")
                   : "ROLLBACK TO SAVEPOINT " + savepoint_ + "; RELEASE SAVEPOINT " + savepoint_;
@@ -49,8 +60,8 @@ void transaction::rollback() noexcept {
 
 void transaction::commit() {
   if (level_ > 1) {
-    // Sent now (with what is deferred), not deferred: a savepoint of a failed transaction must
-    // fail here, in its own request, as RELEASE does.
+    // Sent now (after anything deferred), not deferred: a savepoint of a failed transaction
+    // must fail here, in its own request, as RELEASE does.
     db_->exec("RELEASE SAVEPOINT " + savepoint_);
     --db_->depth_;
     done_ = true;

@@ -180,6 +180,43 @@ TEST_F(postgres_deferred_test,
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);  // only the row of the new session
 }
 
+// What a request deferred after its SAVEPOINT went out is dropped with the savepoint's rollback,
+// not sent later at the group's level.
+TEST_F(postgres_deferred_test, a_rolled_back_savepoint_drops_what_it_deferred_after_its_start) {
+  pg::transaction group(db);
+  {
+    pg::transaction request(db);
+    db.execute("INSERT INTO t VALUES (1)");  // its SAVEPOINT goes out here
+    db.defer("INSERT INTO t VALUES ($1)", 9);
+  }  // rolled back
+  group.commit();
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 0);
+}
+
+// A statement is prepared in the round trip of the deferred statements ahead of it; when its
+// first execution fails, it stays prepared, and the next use runs.
+TEST_F(postgres_deferred_test, a_statement_prepared_in_a_failed_round_trip_runs_next_time) {
+  db.execute("INSERT INTO t VALUES (1)");
+  const auto insert = [this](int i) {
+    pg::transaction tx(db);
+    db.defer("SELECT pg_advisory_xact_lock($1)", i);
+    db.execute("INSERT INTO t VALUES ($1) /* prepared after a lock */", i);
+    tx.commit();
+  };
+  EXPECT_THROW(insert(1), pg::error);  // a duplicate key, at its first execution
+  insert(2);
+  // A Parse that fails inside a request's savepoint spoils that savepoint only.
+  pg::transaction group(db);
+  {
+    pg::transaction request(db);
+    db.defer("SELECT pg_advisory_xact_lock($1)", 3);
+    EXPECT_THROW(db.query("SELECT no_such_column FROM t"), pg::error);
+  }
+  db.execute("INSERT INTO t VALUES (4)");
+  group.commit();
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 3);
+}
+
 TEST_F(postgres_deferred_test, defer_outside_a_transaction_is_refused) {
   EXPECT_THROW(db.defer("SELECT 1"), std::logic_error);
 }

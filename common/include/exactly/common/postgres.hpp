@@ -166,20 +166,17 @@ class connection {
  private:
   struct deferred_statement {
     std::string sql;
-    std::vector<param> params;  // none: sent unprepared (SAVEPOINT, RELEASE SAVEPOINT)
+    std::vector<param> params;
   };
   result run(std::string_view sql, std::vector<param> params);
   // The name of `sql` prepared on this connection, preparing it the first time.
   const std::string& prepared(std::string_view sql, std::size_t params);
-  // run() of the prepared statement `name` after the deferred statements, in one round trip
-  // (libpq's pipeline mode); throws for the first of them that failed.
-  result run_after_deferred(const std::string& name, std::string_view sql,
-                            const std::vector<param>& params);
-  // Sends the deferred statements in a round trip of their own; throws as run_after_deferred.
+  // Sends the deferred statements in a round trip of their own; throws as pipeline().
   void flush_deferred();
-  // The deferred statements, then the prepared `name` if not null, in one round trip; its answer.
-  std::optional<result> pipeline(const std::string* name, std::string_view sql,
-                                 const std::vector<param>* params);
+  // The deferred statements, then `sql` with `params` unless null (prepared in the same round
+  // trip the first time), in one round trip (libpq's pipeline mode); the answer to `sql`. Throws
+  // for the first statement that failed.
+  std::optional<result> pipeline(std::string_view sql, const std::vector<param>* params);
   // Throws error (connection lost) after a round trip broke off in the open transaction.
   void fail_if_broken() const;
   // Throws error for a failed result (or a lost connection), keeping connected() current.
