@@ -195,7 +195,7 @@ const std::string& connection::prepared(std::string_view sql, std::size_t params
   std::string key(sql);
   auto it = prepared_.find(key);
   if (it == prepared_.end()) {
-    const std::string name = "exactly_" + std::to_string(prepared_.size() + 1);
+    const std::string name = next_statement_name();
     PGresult* p = PQprepare(conn_, name.c_str(), key.c_str(), static_cast<int>(params), nullptr);
     check(p, sql);
     PQclear(p);

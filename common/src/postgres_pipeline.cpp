@@ -21,7 +21,7 @@ std::optional<result> connection::pipeline(std::string_view sql, const std::vect
   const auto known = params ? prepared_.find(std::string(sql)) : prepared_.end();
   const bool prepare = params && known == prepared_.end();
   const std::string name = !params   ? std::string()
-                           : prepare ? "exactly_" + std::to_string(prepared_.size() + 1)
+                           : prepare ? next_statement_name()
                                      : known->second;
   // Until the connection has left pipeline mode cleanly, it counts as broken (a throw in
   // between leaves it so).

@@ -171,6 +171,10 @@ class connection {
   result run(std::string_view sql, std::vector<param> params);
   // The name of `sql` prepared on this connection, preparing it the first time.
   const std::string& prepared(std::string_view sql, std::size_t params);
+  // The name the next statement prepared on this connection gets.
+  std::string next_statement_name() const {
+    return "exactly_" + std::to_string(prepared_.size() + 1);
+  }
   // Sends the deferred statements in a round trip of their own; throws as pipeline().
   void flush_deferred();
   // The deferred statements, then `sql` with `params` unless null (prepared in the same round
