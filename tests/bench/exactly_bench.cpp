@@ -231,7 +231,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
 // Load generator slots: one kept-alive connection each, spread over the server processes.
 struct http_op {
   std::vector<std::uint16_t> ports;
-  int kind;  // 0 plain, 1 idempotency-key, 2 wire
+  int kind;  // 0 plain, 1 idempotency-key, 2 wire, 3 idempotency-key-four-exchanges
   std::shared_ptr<step_clock> steps = std::make_shared<step_clock>();
   test::http_client make_slot(int i) const {
     return test::http_client(ports[static_cast<std::size_t>(i) % ports.size()]);
@@ -240,10 +240,20 @@ struct http_op {
     const std::string id = request_id::mint().to_string();
     if (kind == 0)
       return c.request("POST", "/plain/" + id, body, auth).status == 200;
-    if (kind == 1) {
+    const auto idempotency_key_post = [&] {
       auto headers = auth;
       headers.emplace_back("Idempotency-Key", id);
       return c.request("POST", "/idem/write", body, headers).status == 201;
+    };
+    if (kind == 1)
+      return idempotency_key_post();
+    if (kind == 3) {
+      // A wire cycle's exchanges, where only the POST does storage work: the PUT and DELETE go
+      // through the storage thread's commit groups and write nothing, the GET is answered 404.
+      const std::string sink = "/sink/" + id;
+      return c.request("PUT", sink, body, auth).status == 201 && idempotency_key_post() &&
+             c.request("GET", "/bench/write/" + id, "", auth).status == 404 &&
+             c.request("DELETE", sink, "", auth).status == 204;
     }
     const std::string path = "/bench/write/" + id;
     const auto step = [&](int k, const std::string& request_body, unsigned expected) {
@@ -264,6 +274,9 @@ enum class e2e_way {
   outbox_idempotency_key,
   // The same outbox, and per message two more exchanges that write nothing (dispatch_batch).
   outbox_three_exchanges,
+  // The same outbox publishing the protocol's exchanges to the connector route instead: a PUT,
+  // then a POST, and a DELETE sent with the next batch's POSTs (dispatch_batch).
+  outbox_wire,
 };
 
 // The client runtime, closed loop: each slot queues a message (through an injector thread that
@@ -298,7 +311,6 @@ class e2e_driver {
         {.keys = {{host, "bench-key"}},
          .max_per_destination = static_cast<std::size_t>(concurrency)});
     const std::string url = "http://" + host + "/bench/write/{id}";
-    const std::string idem_url = "http://" + host + "/idem/write";
     auto setup = [this, url, way](database c) {
       std::vector<std::unique_ptr<client::endpoint>> eps;
       eps.push_back(std::make_unique<client::endpoint>(
@@ -313,10 +325,13 @@ class e2e_driver {
         return eps;
       }
       // The slot picks the dispatcher: one slot's messages always go to the same one.
-      eps[0]->on("bill", [this](client::handler_context& ctx) {
+      // outbox_wire: the interaction's id is chosen here, kept in the message for every retry.
+      eps[0]->on("bill", [this, way](client::handler_context& ctx) {
         const std::int64_t slot = ctx.incoming().body.at("slot").get<std::int64_t>();
-        ctx.send(outbox_queue(slot % dispatchers_),
-                 {.type = "publish", .body = ctx.incoming().body});
+        json publish = ctx.incoming().body;
+        if (way == e2e_way::outbox_wire)
+          publish["rid"] = request_id::mint().to_string();
+        ctx.send(outbox_queue(slot % dispatchers_), {.type = "publish", .body = publish});
       });
       return eps;
     };
@@ -336,10 +351,8 @@ class e2e_driver {
           path_, db_opts_, [setup](sqlite::connection& c) { return setup(c); }, ro);
     runtime_->start();
     if (way != e2e_way::invoke_http) {
-      const std::string empty_url =
-          way == e2e_way::outbox_three_exchanges ? "http://" + host + "/bench/write/" : "";
       for (int k = 0; k < dispatchers_; ++k)
-        outbox_.emplace_back([this, k, idem_url, empty_url] { dispatch(k, idem_url, empty_url); });
+        outbox_.emplace_back([this, k, way, host] { dispatch(k, way, host); });
     }
     poller_ = std::thread([this] { poll(); });
     injector_ = std::thread([this] { inject(); });
@@ -386,23 +399,22 @@ class e2e_driver {
   static std::string outbox_queue(std::int64_t k) { return "outbox." + std::to_string(k); }
 
   // Outbox dispatcher k, on a connection of its own, until stopped: reads up to batch_ due
-  // messages of its queue, sends all their POSTs at once (Idempotency-Key: the message id, the
-  // same on every retry) outside any transaction, then in one flushed transaction records each
-  // stored answer, does its follow-up's write and consumes its message; a message without an
-  // answer or with a 5xx is due again after a backoff, a refusal goes to the error queue.
-  // Sleeps 0.5 ms when nothing is due; a storage error rolls the batch back and is printed.
-  // `empty_url`, when not empty: the connector route's prefix, for the GETs of ids never staged
-  // that outbox_three_exchanges adds.
-  void dispatch(int k, const std::string& idem_url, const std::string& empty_url) {
+  // messages of its queue, sends all their POSTs at once outside any transaction, then in one
+  // flushed transaction records each stored answer, does its follow-up's write and consumes its
+  // message; a message without an answer or with a 5xx is due again after a backoff, a refusal
+  // goes to the error queue. Sleeps 0.5 ms when nothing is due; a storage error, or an exchange
+  // not answered as expected, rolls the batch back and is printed.
+  void dispatch(int k, e2e_way way, const std::string& host) {
     connection c = open();
     const database db = c.db();
     client::queue_store q(db);
     const std::string queue = outbox_queue(k);
     std::mt19937_64 rng(static_cast<std::uint64_t>(k));
-    std::size_t owed = 0;  // GETs of the last batch, sent with this one's POSTs
+    const dispatch_urls urls{"http://" + host + "/idem/write", "http://" + host + "/bench/write/"};
+    std::vector<client::http_call> owed;  // sent with the next batch's POSTs
     while (!stop_) {
       try {
-        if (dispatch_batch(db, q, queue, idem_url, empty_url, owed, rng) > 0)
+        if (dispatch_batch(db, q, queue, way, urls, owed, rng) > 0)
           continue;
       } catch (const std::exception& e) {
         std::fprintf(stderr, "outbox dispatcher %d: %s\n", k, e.what());
@@ -411,42 +423,67 @@ class e2e_driver {
     }
   }
 
-  // One batch of dispatch(): the number of messages it read. With an `empty_url`, a GET of an id
-  // never staged per message goes out before the POSTs (as the runtime's PUTs do), and `owed`
-  // more with them (as its DELETEs do); each must be answered 404.
+  struct dispatch_urls {
+    std::string idem;       // the idempotency-key route
+    std::string connector;  // the connector route's prefix, an id to follow
+  };
+
+  // One batch of dispatch(): the number of messages it read. Per message, by `way`:
+  //   outbox_idempotency_key  a POST with the message id as Idempotency-Key;
+  //   outbox_three_exchanges  the same, and a GET of an id never staged before the POSTs (as the
+  //                           runtime's PUTs go), another in `owed` (as its DELETEs go), each
+  //                           answered 404 without a write;
+  //   outbox_wire             a PUT of the body to the connector route before the POSTs, the
+  //                           POST, and its DELETE in `owed`, all under the id the handler chose.
   std::size_t dispatch_batch(const database& db, client::queue_store& q, const std::string& queue,
-                             const std::string& idem_url, const std::string& empty_url,
-                             std::size_t& owed, std::mt19937_64& rng) {
+                             e2e_way way, const dispatch_urls& urls,
+                             std::vector<client::http_call>& owed, std::mt19937_64& rng) {
     const std::int64_t now = system_now_ms();
     const std::vector<client::queued_message> due = q.due(queue, now, batch_);
     if (due.empty())
       return 0;
-    const auto empty_gets = [&empty_url](std::size_t n) {
-      std::vector<client::http_call> gets;
-      for (std::size_t i = 0; i < n; ++i)
-        gets.push_back({"GET", empty_url + request_id::mint().to_string(), "", "", {}});
-      return gets;
+    const auto never_staged = [&urls] {
+      return client::http_call{"GET", urls.connector + request_id::mint().to_string(), "", "", {}};
     };
-    const auto check_empty = [](const client::http_result& r) {
-      if (r.transport_failed || r.status != 404)
-        throw std::runtime_error("a GET of an id never staged got " + std::to_string(r.status));
+    const auto wire_url = [&urls](const client::queued_message& m) {
+      return urls.connector + m.msg.body.at("rid").get<std::string>();
     };
-    if (!empty_url.empty()) {
-      for (const client::http_result& r : transport_->send_all(empty_gets(due.size())))
-        check_empty(r);
+    const auto expect = [](const client::http_call& c, const client::http_result& r,
+                           std::initializer_list<unsigned> statuses) {
+      if (r.transport_failed ||
+          std::find(statuses.begin(), statuses.end(), r.status) == statuses.end())
+        throw std::runtime_error(c.method + " " + c.url + " got " +
+                                 (r.transport_failed ? r.error : std::to_string(r.status)));
+    };
+    std::vector<client::http_call> before;
+    for (const client::queued_message& m : due) {
+      if (way == e2e_way::outbox_three_exchanges)
+        before.push_back(never_staged());
+      else if (way == e2e_way::outbox_wire)
+        before.push_back({"PUT", wire_url(m), "application/json", body, {}});
+    }
+    const std::vector<client::http_result> put_answers = transport_->send_all(before);
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      if (way == e2e_way::outbox_wire)
+        expect(before[i], put_answers[i], {201, 200});  // 200: staged by an earlier attempt
+      else
+        expect(before[i], put_answers[i], {404});
     }
     std::vector<client::http_call> calls;
-    for (const client::queued_message& m : due)
-      calls.push_back(
-          {"POST", idem_url, "application/json", body, {{"Idempotency-Key", m.msg.id}}});
-    for (client::http_call& get : empty_gets(std::exchange(owed, 0)))
-      calls.push_back(std::move(get));
+    for (const client::queued_message& m : due) {
+      if (way == e2e_way::outbox_wire)
+        calls.push_back({"POST", wire_url(m), "", "", {}});
+      else
+        calls.push_back(
+            {"POST", urls.idem, "application/json", body, {{"Idempotency-Key", m.msg.id}}});
+    }
+    for (client::http_call& c : std::exchange(owed, {}))
+      calls.push_back(std::move(c));
     std::vector<client::http_result> answers = transport_->send_all(calls);
     for (std::size_t i = due.size(); i < answers.size(); ++i)
-      check_empty(answers[i]);
+      expect(calls[i], answers[i], {calls[i].method == "DELETE" ? 204u : 404u});
     answers.resize(due.size());
-    if (!empty_url.empty())
-      owed = due.size();
+    std::vector<client::http_call> next;  // owed once this batch has committed
     database_transaction tx(db);
     for (std::size_t i = 0; i < due.size(); ++i) {
       const client::http_result& r = answers[i];
@@ -456,6 +493,10 @@ class e2e_driver {
                    static_cast<std::int64_t>(r.status), r.body);
         record_done(db, m.msg);
         q.consume(m.seq);
+        if (way == e2e_way::outbox_three_exchanges)
+          next.push_back(never_staged());
+        else if (way == e2e_way::outbox_wire)
+          next.push_back({"DELETE", wire_url(m), "", "", {}});
         continue;
       }
       const std::string error =
@@ -466,6 +507,7 @@ class e2e_driver {
         q.move_to_errors(m.seq, error, now);
     }
     tx.commit();
+    owed = std::move(next);
     return due.size();
   }
 
@@ -686,13 +728,18 @@ json long_run(long n, int concurrency, double every, double rate, const settings
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "exactly-bench: plain, idempotency-key, wire, e2e, outbox-idempotency-key and "
-      "outbox-three-exchanges on loopback, in one run"};
+      "exactly-bench: plain, idempotency-key, wire, e2e, the outbox baselines and the protocol's "
+      "exchanges at a baseline's cost, on loopback, in one run"};
   settings s;
   std::vector<int> concurrency = {1, 64};
-  const std::vector<std::string> known = {
-      "plain", "idempotency-key",        "wire",
-      "e2e",   "outbox-idempotency-key", "outbox-three-exchanges"};
+  const std::vector<std::string> known = {"plain",
+                                          "idempotency-key",
+                                          "wire",
+                                          "e2e",
+                                          "outbox-idempotency-key",
+                                          "outbox-three-exchanges",
+                                          "idempotency-key-four-exchanges",
+                                          "outbox-wire"};
   std::vector<std::string> scenarios = known;
   std::string json_path = "bench-results.json";
   long long_run_cycles = 0;
@@ -711,7 +758,7 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--scenarios", scenarios,
                  "which of plain, idempotency-key, wire, e2e, outbox-idempotency-key, "
-                 "outbox-three-exchanges")
+                 "outbox-three-exchanges, idempotency-key-four-exchanges, outbox-wire")
       ->delimiter(',')
       ->check(CLI::IsMember(known));
   app.add_option("--json", json_path, "where to write the figures");
@@ -790,7 +837,7 @@ int main(int argc, char** argv) {
   if (s.fsync_delay_us > 0)
     std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us)\n",
                 s.fsync_delay_us);
-  std::printf("%-22s %5s %9s %8s %8s %8s %6s %10s %10s %10s %10s\n", "scenario", "conc", "ops/s",
+  std::printf("%-30s %5s %9s %8s %8s %8s %6s %10s %10s %10s %10s\n", "scenario", "conc", "ops/s",
               "p50 ms", "p99 ms", "p99.9 ms", "errors", "srv cpu/op", "cli cpu/op", "srv peak",
               "cli peak");
   std::vector<figures> all;
@@ -816,19 +863,23 @@ int main(int argc, char** argv) {
           e2e_driver driver(dir.path(), ports[0], c, s,
                             name == "e2e"                      ? e2e_way::invoke_http
                             : name == "outbox-idempotency-key" ? e2e_way::outbox_idempotency_key
+                            : name == "outbox-wire"            ? e2e_way::outbox_wire
                                                                : e2e_way::outbox_three_exchanges);
           f = measure(name, c, s, pids, e2e_op{&driver});
         } else {
-          const int kind = name == "plain" ? 0 : name == "idempotency-key" ? 1 : 2;
+          const int kind = name == "plain"                            ? 0
+                           : name == "idempotency-key"                ? 1
+                           : name == "idempotency-key-four-exchanges" ? 3
+                                                                      : 2;
           f = measure(name, c, s, pids, http_op{ports, kind});
         }
-        std::printf("%-22s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
+        std::printf("%-30s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
                     name.c_str(), c, f.ops_per_s, f.p50_ms, f.p99_ms, f.p999_ms, f.errors,
                     f.server_cpu_per_op_ms, f.client_cpu_per_op_ms,
                     static_cast<long long>(f.server_peak_rss_kib / 1024),
                     static_cast<long long>(f.client_peak_rss_kib / 1024));
         if (!f.step_ms.empty()) {
-          std::printf("%-22s", "  mean ms per request:");
+          std::printf("%-30s", "  mean ms per request:");
           for (const auto& [verb, ms] : f.step_ms)
             std::printf(" %s %.2f", verb.c_str(), ms);
           std::printf("\n");
@@ -859,7 +910,10 @@ int main(int argc, char** argv) {
         {"e2e", "outbox-idempotency-key"},
         {"e2e", "wire"},
         {"outbox-three-exchanges", "outbox-idempotency-key"},
-        {"outbox-three-exchanges", "wire"}};
+        {"outbox-three-exchanges", "wire"},
+        {"idempotency-key-four-exchanges", "idempotency-key"},
+        {"outbox-wire", "wire"},
+        {"e2e", "outbox-wire"}};
     for (const auto& [name, base] : quotients) {
       std::vector<double> ratios;
       for (int round = 0; round < rounds; ++round) {
