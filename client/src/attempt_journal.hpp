@@ -30,7 +30,8 @@ struct journal_entry {
 class journal_engine {
  public:
   virtual ~journal_engine() = default;
-  virtual void record(std::string_view endpoint, const journal_entry& e, std::int64_t now_ms) = 0;
+  virtual void record(std::string_view endpoint, const std::vector<journal_entry>& entries,
+                      std::int64_t now_ms) = 0;
   virtual void forget(const std::vector<journal_entry>& entries) = 0;
   virtual std::vector<journal_entry> older_than(std::string_view endpoint, std::int64_t cutoff_ms,
                                                 int limit) = 0;
@@ -48,9 +49,12 @@ class attempt_journal {
   // as `db`'s connection on PostgreSQL.
   static attempt_journal of(const database& db, const std::string& configured);
 
-  // Records that `endpoint` is about to PUT `url`; committed before the call returns.
-  void record(std::string_view endpoint, const journal_entry& e, std::int64_t now_ms) {
-    impl_->record(endpoint, e, now_ms);
+  // Records that `endpoint` is about to PUT each entry's url; committed together before the call
+  // returns.
+  void record(std::string_view endpoint, const std::vector<journal_entry>& entries,
+              std::int64_t now_ms) {
+    if (!entries.empty())
+      impl_->record(endpoint, entries, now_ms);
   }
   // Drops entries whose attempt has ended (committed, or handed to a DELETE).
   void forget(const std::vector<journal_entry>& entries) { impl_->forget(entries); }

@@ -35,14 +35,13 @@ std::optional<std::int64_t> attempt_puts::send(const journal_entry& put,
   // never takes an entry whose attempt may still commit.
   hold_attempt(core_.db, put.request_id);
   attempt_.push_back(put);
-  batch_.push_back(put);
-  core_.journal.record(core_.name, put, now_ms_);
   http_call call{"PUT", put.url, std::string(content_type), std::string(body)};
-  if (wait_ == put_wait::before_commit) {  // its answer is awaited before the batch commits
-    auto answer = core_.opts.transport->start(call);
-    awaited_.push_back({put.request_id, std::move(call), std::move(answer), handler_});
+  if (wait_ == put_wait::before_commit) {  // journaled and sent with the batch's other PUTs
+    awaited_.push_back({put.request_id, std::move(call), {}, handler_});
     return std::nullopt;
   }
+  batch_.push_back(put);
+  core_.journal.record(core_.name, {put}, now_ms_);
   const put_result r = send_until_answered(call, std::nullopt);
   if (r.step.action == lifecycle_action::fail_handler) {
     // A lost answer may hide a staged id: it gets a DELETE in the handler's own savepoint, so a
@@ -89,17 +88,37 @@ void attempt_puts::queue_deletes(const std::vector<journal_entry>& puts, invocat
 }
 
 void attempt_puts::end_failed_attempt(lifecycle_event failure) {
-  // Awaited PUTs are still put_sent; a PUT awaited in its handler got as far as staged.
-  queue_deletes(
-      attempt_,
-      wait_ == put_wait::before_commit ? invocation_state::put_sent : invocation_state::staged,
-      failure);
+  if (wait_ == put_wait::before_commit) {
+    // Its PUTs have not gone out (launch() has not run): dropped, with nothing to DELETE.
+    std::erase_if(awaited_, [this](const awaited_put& p) { return p.handler == handler_; });
+    return;
+  }
+  // A PUT awaited in its handler got as far as staged.
+  queue_deletes(attempt_, invocation_state::staged, failure);
+}
+
+void attempt_puts::launch() {
+  std::vector<journal_entry> entries;
+  for (const awaited_put& p : awaited_)
+    entries.push_back({p.request_id, p.call.url});
+  core_.journal.record(core_.name, entries, now_ms_);
+  batch_.insert(batch_.end(), entries.begin(), entries.end());
+  for (awaited_put& p : awaited_) {
+    try {
+      p.answer = core_.opts.transport->start(p.call);
+    } catch (...) {  // awaited like an exchange that failed
+      std::promise<http_result> failed;
+      failed.set_exception(std::current_exception());
+      p.answer = failed.get_future();
+    }
+  }
 }
 
 bool attempt_puts::staged_for_commit(const std::vector<bool>& committed) {
   if (awaited_.empty())
     return true;
-  // A failed handler's PUTs already have their DELETE; a committed one's must all be staged.
+  launch();
+  // Only committed handlers' PUTs are left; each must be staged.
   bool all_staged = true;
   for (awaited_put& p : awaited_) {
     http_result answer;

@@ -1,7 +1,8 @@
 #pragma once
-// The PUTs of a batch's handler attempts: journaled before they are sent, then awaited either in
-// the handler (put_wait::in_handler) or all together before the batch commits
-// (put_wait::before_commit), and given a cleanup DELETE when their attempt does not commit.
+// The PUTs of a batch's handler attempts: journaled before they are sent, then sent and awaited
+// either in the handler (put_wait::in_handler) or all together once the batch's handlers have run,
+// before it commits (put_wait::before_commit: journaled in one commit, and a failed attempt's PUTs
+// never go out), and given a cleanup DELETE when their attempt does not commit.
 
 #include "attempt_journal.hpp"
 #include "endpoint_core.hpp"
@@ -22,18 +23,21 @@ class attempt_puts {
 
   // The handler at `handler` (index in the batch) starts an attempt.
   void begin_attempt(std::size_t handler);
-  // Journals `put` (committed before the PUT goes out) and sends it. With put_wait::in_handler it
-  // returns once the PUT is staged, with until when the server keeps it (its answer's
+  // With put_wait::in_handler: journals `put` (committed before the PUT goes out), sends it and
+  // returns once it is staged, with until when the server keeps it (its answer's
   // Exactly-Once-Retention, nullopt when absent), or queues the id's DELETE in the handler's
-  // transaction and throws; with put_wait::before_commit it returns nullopt at once.
+  // transaction and throws. With put_wait::before_commit: keeps it for staged_for_commit() and
+  // returns nullopt at once.
   std::optional<std::int64_t> send(const journal_entry& put, std::string_view content_type,
                                    std::string_view body);
   // The attempt in progress ended with `failure` (handler_failed or attempts_exhausted): each id it
-  // PUT gets a DELETE, in the caller's transaction.
+  // PUT gets a DELETE, in the caller's transaction; with put_wait::before_commit its PUTs are
+  // dropped unsent instead.
   void end_failed_attempt(lifecycle_event failure);
-  // put_wait::before_commit: waits for every PUT of the batch; true when each PUT of a handler
-  // that committed (`committed[handler]`) is staged, whose retention it then records in the
-  // invocation row (in the caller's transaction). Always true with put_wait::in_handler.
+  // put_wait::before_commit: journals the committed handlers' PUTs in one commit, sends them all
+  // and waits for them; true when each PUT of a handler that committed (`committed[handler]`) is
+  // staged, whose retention it then records in the invocation row (in the caller's
+  // transaction). Always true with put_wait::in_handler.
   bool staged_for_commit(const std::vector<bool>& committed);
   // The batch does not commit: each id it PUT gets a DELETE, in the caller's transaction.
   void abandon_batch();
@@ -54,6 +58,8 @@ class attempt_puts {
   // Sends `call` again while the lifecycle asks for it, at most max_put_tries in all; `first` is
   // the answer of a try already made.
   put_result send_until_answered(const http_call& call, std::optional<http_result> first);
+  // put_wait::before_commit: journals the PUTs kept in awaited_ in one commit, then starts them.
+  void launch();
   void queue_deletes(const std::vector<journal_entry>& puts, invocation_state state,
                      lifecycle_event e);
 
@@ -62,8 +68,8 @@ class attempt_puts {
   std::int64_t now_ms_;
   std::size_t handler_ = 0;
   std::vector<journal_entry> attempt_;  // ids PUT by the attempt in progress
-  std::vector<journal_entry> batch_;    // ids PUT by every attempt of the batch
-  std::vector<awaited_put> awaited_;    // put_wait::before_commit: PUTs awaited before commit
+  std::vector<journal_entry> batch_;    // ids journaled and PUT by the batch's attempts
+  std::vector<awaited_put> awaited_;    // put_wait::before_commit: PUTs sent and awaited at commit
 };
 
 }  // namespace exactly::client

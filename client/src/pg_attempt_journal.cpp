@@ -6,6 +6,8 @@
 
 #include <libpq-fe.h>
 
+#include <optional>
+
 namespace exactly::client {
 namespace {
 
@@ -25,11 +27,19 @@ class pg_journal final : public journal_engine {
     pg::migrate(db_, "exactly.client.attempts", schema);
   }
 
-  void record(std::string_view endpoint, const journal_entry& e, std::int64_t now_ms) override {
-    db_.execute(
-        "INSERT INTO exactly_attempts(request_id, endpoint, url, created_ms)"
-        " VALUES($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-        e.request_id, endpoint, e.url, now_ms);
+  void record(std::string_view endpoint, const std::vector<journal_entry>& entries,
+              std::int64_t now_ms) override {
+    std::optional<pg::transaction> tx;  // one entry commits alone
+    if (entries.size() > 1)
+      tx.emplace(db_);
+    for (const journal_entry& e : entries) {
+      db_.execute(
+          "INSERT INTO exactly_attempts(request_id, endpoint, url, created_ms)"
+          " VALUES($1, $2, $3, $4) ON CONFLICT DO NOTHING",
+          e.request_id, endpoint, e.url, now_ms);
+    }
+    if (tx)
+      tx->commit();
   }
 
   void forget(const std::vector<journal_entry>& entries) override {

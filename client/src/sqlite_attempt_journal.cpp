@@ -4,6 +4,8 @@
 #include <exactly/common/migrations.hpp>
 #include <exactly/common/sqlite.hpp>
 
+#include <optional>
+
 namespace exactly::client {
 namespace {
 
@@ -29,12 +31,20 @@ class sqlite_journal final : public journal_engine {
     sqlite::migrate(db_, "exactly.client.attempts", schema);
   }
 
-  void record(std::string_view endpoint, const journal_entry& e, std::int64_t now_ms) override {
-    db_.prepare(
-           "INSERT INTO exactly_attempts(request_id, endpoint, url, created_ms)"
-           " VALUES(?, ?, ?, ?) ON CONFLICT DO NOTHING")
-        .bind_all(e.request_id, endpoint, e.url, now_ms)
-        .run();
+  void record(std::string_view endpoint, const std::vector<journal_entry>& entries,
+              std::int64_t now_ms) override {
+    std::optional<sqlite::transaction> tx;  // one entry commits alone
+    if (entries.size() > 1)
+      tx.emplace(db_);
+    for (const journal_entry& e : entries) {
+      db_.prepare(
+             "INSERT INTO exactly_attempts(request_id, endpoint, url, created_ms)"
+             " VALUES(?, ?, ?, ?) ON CONFLICT DO NOTHING")
+          .bind_all(e.request_id, endpoint, e.url, now_ms)
+          .run();
+    }
+    if (tx)
+      tx->commit();
   }
 
   void forget(const std::vector<journal_entry>& entries) override {

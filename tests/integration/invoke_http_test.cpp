@@ -238,10 +238,11 @@ TEST_F(invoke_http, a_failing_handler_in_a_batch_rolls_back_only_itself) {
   EXPECT_EQ(q("SELECT count(*) FROM bills"), 2);
   EXPECT_EQ(q("SELECT count(*) FROM bills WHERE order_id = 'o-1'"), 0);
   EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations WHERE state = 1"), 2);  // POSTs due
-  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations WHERE state = 3"), 1);  // its cleanup
+  // o-1's PUT, awaited at commit, never went out: nothing to clean up.
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations WHERE state = 3"), 0);
   quiesce(ep);
   EXPECT_EQ(server.executions_total(), 2);
-  EXPECT_EQ(server.rows().staged, 0);  // the failed attempts' PUTs were DELETEd
+  EXPECT_EQ(server.rows().staged, 0);  // the retries, alone in their batch, DELETEd their PUTs
   EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 1);
 }
 
@@ -481,10 +482,11 @@ TEST_F(invoke_http, puts_awaited_in_handlers_under_lost_and_duplicated_traffic_e
   through_faults(client::put_wait::in_handler, 9);
 }
 
+// PUTs awaited in the handler: each failed attempt's PUT went out and needs its DELETE.
 TEST_F(invoke_http, failed_attempts_are_deleted_even_when_deletes_are_lost) {
   echo_server server(cfg_);
   tools::fault_proxy proxy({.upstream_port = server.port(), .drop_request = 0.4, .seed = 11});
-  auto ep = make_endpoint(proxy.start());
+  auto ep = make_endpoint(proxy.start(), client::put_wait::in_handler);
   for (int i = 0; i < 5; ++i) {
     ep.send("billing", {.type = "bill",
                         .body = {{"order", "o-" + std::to_string(i)},
@@ -507,7 +509,7 @@ TEST_F(invoke_http, a_put_whose_process_died_before_commit_is_deleted_from_the_j
   ASSERT_EQ(c.request("PUT", path_of(orphan), R"({"status":200})", alice).status, 201u);
   client::attempt_journal journal(client::attempt_journal_path(db_.path()));
   journal.record("billing",
-                 {orphan, "http://127.0.0.1:" + std::to_string(server.port()) + path_of(orphan)},
+                 {{orphan, "http://127.0.0.1:" + std::to_string(server.port()) + path_of(orphan)}},
                  system_now_ms() - 60'000);
   // A committed invoke whose journal entry was never dropped (killed right after its commit).
   ep.send("billing", {.type = "bill", .body = {{"order", "o-1"}, {"payload", {{"status", 200}}}}});
@@ -516,7 +518,7 @@ TEST_F(invoke_http, a_put_whose_process_died_before_commit_is_deleted_from_the_j
   ASSERT_TRUE(s.step());
   const client::journal_entry committed{s.text(0), s.text(1)};
   s.reset();
-  journal.record("billing", committed, system_now_ms() - 60'000);
+  journal.record("billing", {committed}, system_now_ms() - 60'000);
 
   quiesce(ep);
   EXPECT_EQ(server.executions_total(), 1);  // the committed invoke ran, the orphan never did
@@ -630,6 +632,24 @@ class counting_transport : public forwarding_transport {
   std::mutex m_;
   std::map<std::string, int> sent_;
 };
+
+// PUTs awaited at commit go out once the batch's handlers have run: a failed handler's never do,
+// and the others' are journaled together.
+TEST_F(invoke_http, a_failed_handler_sends_no_put_when_puts_are_awaited_at_commit) {
+  echo_server server(cfg_);
+  auto transport = std::make_shared<counting_transport>(transport_to(server.port()));
+  auto ep = make_endpoint(server.port(), client::put_wait::before_commit, transport);
+  for (int i = 0; i < 3; ++i) {
+    ep.send("billing", {.type = "bill",
+                        .body = {{"order", "o-" + std::to_string(i)},
+                                 {"payload", {{"status", 200}}},
+                                 {"fail_after_put", i == 1}}});
+  }
+  EXPECT_EQ(ep.process_due(), 2u);
+  EXPECT_EQ(transport->sent("PUT"), 2);
+  EXPECT_EQ(server.rows().staged + server.executions_total(), 2);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 2);  // no cleanup row for o-1
+}
 
 // A follow-up runs in the transaction that records its POST's answer, with that answer: no GET.
 // When its handler fails there, it is queued with the answer kept and one attempt counted, and

@@ -233,7 +233,7 @@ TEST_F(postgres_invoke_http, a_put_whose_process_died_before_commit_is_deleted_f
   ASSERT_EQ(c.request("PUT", path_of(orphan), R"({"status":200})", alice).status, 201u);
   client::attempt_journal journal(client::same_database(db().as_postgres()));
   journal.record("billing",
-                 {orphan, "http://127.0.0.1:" + std::to_string(server.port()) + path_of(orphan)},
+                 {{orphan, "http://127.0.0.1:" + std::to_string(server.port()) + path_of(orphan)}},
                  system_now_ms() - 60'000);
   queue_bills(1);
   quiesce(*ep);

@@ -27,10 +27,12 @@ namespace exactly::client {
 
 // When a handler learns whether its PUT was staged.
 enum class put_wait {
-  // invoke_http sends its PUT at once and returns; the batch waits for its PUTs' answers before
-  // its commit. If one is not accepted, the batch is rolled back, its ids are DELETEd, and it
-  // runs again one handler at a time with put_wait::in_handler. The handlers of such a batch run
-  // twice; the outcomes committed are the same. A batch of one message waits in the handler.
+  // invoke_http returns at once; once the batch's handlers have run, the PUTs of those that
+  // succeeded go out together (journaled in one commit; a failed handler's PUTs never go out),
+  // and the batch waits for their answers before its commit. If one is not accepted, the batch
+  // is rolled back, its ids are DELETEd, and it runs again one handler at a time with
+  // put_wait::in_handler. The handlers of such a batch run twice; the outcomes committed are the
+  // same. A batch of one message waits in the handler.
   before_commit,
   // invoke_http returns once its PUT is staged and throws into the handler when it is refused:
   // one PUT round trip after another within a batch.
