@@ -1,4 +1,4 @@
-// exactly-bench: one business write made five ways on loopback, in one run, each scenario for a
+// exactly-bench: one business write made several ways on loopback, in one run, each scenario for a
 // fixed time after a warm-up, at each concurrency, against a fresh bench-server process:
 //   plain                   POST, no deduplication (the floor)
 //   idempotency-key         POST with an Idempotency-Key, response stored in the same transaction
@@ -19,11 +19,21 @@
 //                           clients), a ceiling for e2e, which makes them with writes and more
 //                           commits besides; not necessarily at 1 client, where the dispatcher's
 //                           polling adds latency that the runtime's publisher does not have
+//   idempotency-key-four-exchanges
+//                           the idempotency-key POST inside a wire cycle's other exchanges, at
+//                           the cost of the commit path alone: a PUT of the body and a DELETE to
+//                           a route that writes nothing on the storage thread, and a GET of an id
+//                           never staged (404): the cycle's cost where only the POST stores
+//   outbox-wire             the outbox baseline publishing the protocol's exchanges instead of
+//                           its POST: a PUT of the body to the connector route, the POST, and
+//                           the DELETE sent with the next batch's POSTs, under an id the handler
+//                           chose: the e2e cycle at the baseline's client cost
 // Prints a table and writes JSON: ops/s, p50/p99/p99.9, CPU seconds per op and peak RSS per
 // process, and the ratios wire/idempotency-key, e2e/idempotency-key,
-// outbox-idempotency-key/idempotency-key, e2e/outbox-idempotency-key, e2e/wire, and the ceilings
-// outbox-three-exchanges/outbox-idempotency-key and outbox-three-exchanges/wire (the median of
-// --rounds).
+// outbox-idempotency-key/idempotency-key, e2e/outbox-idempotency-key, e2e/wire, the ceilings
+// outbox-three-exchanges/outbox-idempotency-key and outbox-three-exchanges/wire, and
+// idempotency-key-four-exchanges/idempotency-key, outbox-wire/wire and e2e/outbox-wire (the
+// median of --rounds).
 // --long-run N instead runs N wire cycles and samples RSS and database sizes. Figures only; no
 // assertions.
 
