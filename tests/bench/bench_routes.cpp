@@ -122,14 +122,6 @@ void install_http_routes(server::http_server& http, server::connector& c, write_
     write_one(c.storage(), r.params.at("id"), r.body, w);
     return server::http_response{200, "application/json", R"({"ok":true})", {}};
   });
-  // Storage work of nothing: the exchanges of a wire cycle other than its POST, at the cost of
-  // the storage thread's commit group alone (the idempotency-key-four-exchanges scenario).
-  http.add_route("PUT", "/sink/{id}", [](const server::http_request&) {
-    return server::http_response{201, "", "", {}};
-  });
-  http.add_route("DELETE", "/sink/{id}", [](const server::http_request&) {
-    return server::http_response{204, "", "", {}};
-  });
   // The draft's semantics: a key is bound to its first request's fingerprint; the same request
   // again gets the stored response, a different one 422. The write and the stored response
   // commit together on the storage thread, so no request is ever seen in flight (no 409 here).

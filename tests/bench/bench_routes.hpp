@@ -6,7 +6,6 @@
 //                                  one transaction, per the IETF httpapi idempotency-key draft;
 //                                  keys older than a window are purged as new ones are stored
 //   /bench/write/{id}              the exactly-once connector route (PUT, POST, GET, DELETE)
-//   PUT, DELETE /sink/{id}         201 and 204 from the storage thread, nothing written
 
 #include <exactly/server/connector.hpp>
 #include <exactly/server/http_server.hpp>

@@ -20,10 +20,11 @@
 //                           commits besides; not necessarily at 1 client, where the dispatcher's
 //                           polling adds latency that the runtime's publisher does not have
 //   idempotency-key-four-exchanges
-//                           the idempotency-key POST inside a wire cycle's other exchanges, at
-//                           the cost of the commit path alone: a PUT of the body and a DELETE to
-//                           a route that writes nothing on the storage thread, and a GET of an id
-//                           never staged (404): the cycle's cost where only the POST stores
+//                           the idempotency-key POST inside a wire cycle's other exchanges made
+//                           to the connector route so that they write nothing: a PUT of an id
+//                           the slot staged before (200), a GET of an id never staged (404), a
+//                           DELETE of an id the slot deleted before (204): the cycle where only
+//                           the POST writes
 //   outbox-wire             the outbox baseline publishing the protocol's exchanges instead of
 //                           its POST: a PUT of the body to the connector route, the POST, and
 //                           the DELETE sent with the next batch's POSTs, under an id the handler
@@ -238,15 +239,33 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   return f;
 }
 
-// Load generator slots: one kept-alive connection each, spread over the server processes.
+// A load generator slot: a kept-alive connection. For idempotency-key-four-exchanges also an id
+// staged with `body` and one deleted (a tombstone), whose PUT and DELETE write nothing again.
+struct http_slot {
+  test::http_client c;
+  std::string staged, deleted;
+  http_slot(std::uint16_t port, bool four_exchanges) : c(port) {
+    if (!four_exchanges)
+      return;
+    staged = "/bench/write/" + request_id::mint().to_string();
+    deleted = "/bench/write/" + request_id::mint().to_string();
+    if (c.request("PUT", staged, body, auth).status != 201 ||
+        c.request("PUT", deleted, body, auth).status != 201 ||
+        c.request("DELETE", deleted, "", auth).status != 204)
+      throw std::runtime_error("could not stage and delete a slot's ids");
+  }
+};
+
+// Load generator slots: one each, spread over the server processes.
 struct http_op {
   std::vector<std::uint16_t> ports;
   int kind;  // 0 plain, 1 idempotency-key, 2 wire, 3 idempotency-key-four-exchanges
   std::shared_ptr<step_clock> steps = std::make_shared<step_clock>();
-  test::http_client make_slot(int i) const {
-    return test::http_client(ports[static_cast<std::size_t>(i) % ports.size()]);
+  http_slot make_slot(int i) const {
+    return http_slot(ports[static_cast<std::size_t>(i) % ports.size()], kind == 3);
   }
-  bool operator()(test::http_client& c) const {
+  bool operator()(http_slot& slot) const {
+    test::http_client& c = slot.c;
     const std::string id = request_id::mint().to_string();
     if (kind == 0)
       return c.request("POST", "/plain/" + id, body, auth).status == 200;
@@ -258,12 +277,12 @@ struct http_op {
     if (kind == 1)
       return idempotency_key_post();
     if (kind == 3) {
-      // A wire cycle's exchanges, where only the POST does storage work: the PUT and DELETE go
-      // through the storage thread's commit groups and write nothing, the GET is answered 404.
-      const std::string sink = "/sink/" + id;
-      return c.request("PUT", sink, body, auth).status == 201 && idempotency_key_post() &&
+      // A wire cycle's exchanges through the connector, where only the POST writes: the PUT of
+      // the slot's staged id is confirmed (200), the DELETE of its deleted id changes nothing
+      // (204), the GET of a fresh id is answered 404.
+      return c.request("PUT", slot.staged, body, auth).status == 200 && idempotency_key_post() &&
              c.request("GET", "/bench/write/" + id, "", auth).status == 404 &&
-             c.request("DELETE", sink, "", auth).status == 204;
+             c.request("DELETE", slot.deleted, "", auth).status == 204;
     }
     const std::string path = "/bench/write/" + id;
     const auto step = [&](int k, const std::string& request_body, unsigned expected) {
