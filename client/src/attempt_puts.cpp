@@ -8,6 +8,7 @@
 #include <exactly/common/backoff.hpp>
 #include <exactly/common/crash_point.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
@@ -30,7 +31,8 @@ void attempt_puts::begin_attempt(std::size_t handler) {
 std::optional<std::int64_t> attempt_puts::send(const journal_entry& put,
                                                std::string_view content_type,
                                                std::string_view body) {
-  // Journaled before the PUT: DELETEd later if this attempt does not commit, even after a crash.
+  // Journaled before the PUT goes out: DELETEd later if this attempt does not commit, even after
+  // a crash (put_wait::before_commit: a PUT of an attempt that does not commit never goes out).
   // The attempt is marked running (PostgreSQL) before its entry exists, so the orphan recovery
   // never takes an entry whose attempt may still commit.
   hold_attempt(core_.db, put.request_id);
@@ -98,10 +100,17 @@ void attempt_puts::end_failed_attempt(lifecycle_event failure) {
 }
 
 void attempt_puts::launch() {
+  // A kept PUT whose invocation row is gone (its handler rolled back a savepoint of its own
+  // around invoke_http, then committed) never goes out.
+  std::vector<std::string> ids;
+  for (const awaited_put& p : awaited_)
+    ids.push_back(p.request_id);
+  for (const std::string& gone : core_.invocations.missing(ids))
+    std::erase_if(awaited_, [&gone](const awaited_put& p) { return p.request_id == gone; });
   std::vector<journal_entry> entries;
   for (const awaited_put& p : awaited_)
     entries.push_back({p.request_id, p.call.url});
-  core_.journal.record(core_.name, entries, now_ms_);
+  core_.journal.record(core_.name, entries, core_.opts.clock());
   batch_.insert(batch_.end(), entries.begin(), entries.end());
   for (awaited_put& p : awaited_) {
     try {
@@ -114,11 +123,24 @@ void attempt_puts::launch() {
   }
 }
 
-bool attempt_puts::staged_for_commit(const std::vector<bool>& committed) {
-  if (awaited_.empty())
+void attempt_puts::delete_unrecorded() {
+  std::vector<std::string> ids;
+  for (const journal_entry& p : batch_)
+    ids.push_back(p.request_id);
+  for (const std::string& gone : core_.invocations.missing(ids)) {
+    const auto p = std::find_if(batch_.begin(), batch_.end(),
+                                [&gone](const journal_entry& e) { return e.request_id == gone; });
+    core_.invocations.add_cleanup(gone, core_.name, p->url, now_ms_);
+  }
+}
+
+bool attempt_puts::staged_for_commit() {
+  if (wait_ == put_wait::in_handler) {
+    delete_unrecorded();
     return true;
+  }
   launch();
-  // Only committed handlers' PUTs are left; each must be staged.
+  // Only the PUTs of committed handlers whose invocation rows stand are left; each must be staged.
   bool all_staged = true;
   for (awaited_put& p : awaited_) {
     http_result answer;
@@ -129,8 +151,6 @@ bool attempt_puts::staged_for_commit(const std::vector<bool>& committed) {
       answer.error = e.what();
     }
     note_request(core_.metrics.get(), p.call.method, answer);
-    if (!committed[p.handler])
-      continue;
     const put_result r = send_until_answered(p.call, std::move(answer));
     if (r.step.next != invocation_state::staged) {
       all_staged = false;
@@ -139,7 +159,7 @@ bool attempt_puts::staged_for_commit(const std::vector<bool>& committed) {
     if (const auto until = available_until(r.answer))
       core_.invocations.record_staged_until(p.request_id, *until);
   }
-  if (all_staged)
+  if (all_staged && !awaited_.empty())
     crash_point("client.after_put_before_commit");
   return all_staged;
 }

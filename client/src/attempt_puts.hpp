@@ -34,11 +34,12 @@ class attempt_puts {
   // PUT gets a DELETE, in the caller's transaction; with put_wait::before_commit its PUTs are
   // dropped unsent instead.
   void end_failed_attempt(lifecycle_event failure);
-  // put_wait::before_commit: journals the committed handlers' PUTs in one commit, sends them all
-  // and waits for them; true when each PUT of a handler that committed (`committed[handler]`) is
-  // staged, whose retention it then records in the invocation row (in the caller's
-  // transaction). Always true with put_wait::in_handler.
-  bool staged_for_commit(const std::vector<bool>& committed);
+  // Before the batch's commit, in its transaction. put_wait::before_commit: journals the kept PUTs
+  // of committed handlers whose invocation rows stand in one commit, sends them all and waits for
+  // them; true when each is staged, whose retention it then records in its invocation row.
+  // put_wait::in_handler: each id PUT without an invocation or cleanup row now gets a DELETE;
+  // always true.
+  bool staged_for_commit();
   // The batch does not commit: each id it PUT gets a DELETE, in the caller's transaction.
   void abandon_batch();
   // The batch ended: its ids belong to invocation or cleanup rows now, not to the journal.
@@ -58,8 +59,12 @@ class attempt_puts {
   // Sends `call` again while the lifecycle asks for it, at most max_put_tries in all; `first` is
   // the answer of a try already made.
   put_result send_until_answered(const http_call& call, std::optional<http_result> first);
-  // put_wait::before_commit: journals the PUTs kept in awaited_ in one commit, then starts them.
+  // put_wait::before_commit: drops the kept PUTs whose invocation rows are gone, journals the
+  // others in one commit, then starts them.
   void launch();
+  // put_wait::in_handler: queues a DELETE of each id PUT whose invocation row is gone (its handler
+  // rolled back a savepoint of its own around invoke_http, then committed).
+  void delete_unrecorded();
   void queue_deletes(const std::vector<journal_entry>& puts, invocation_state state,
                      lifecycle_event e);
 

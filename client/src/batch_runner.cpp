@@ -158,7 +158,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
     if (*failure == lifecycle_event::attempts_exhausted)
       ++done;
   }
-  if (!puts.staged_for_commit(committed)) {
+  if (!puts.staged_for_commit()) {
     group.reset();  // nothing of the batch commits; every id it PUT gets a durable DELETE
     database_transaction tx(core.db);
     puts.abandon_batch();

@@ -62,6 +62,7 @@ class invocation_engine {
   virtual ~invocation_engine() = default;
   virtual void insert(const stored_invocation& row, int state, std::int64_t now_ms) = 0;
   virtual bool contains(std::string_view request_id) = 0;
+  virtual std::vector<std::string> missing(const std::vector<std::string>& request_ids) = 0;
   virtual std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) = 0;
   virtual bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) = 0;
   virtual void retry_later(std::string_view request_id, std::int64_t due_ms,
@@ -91,6 +92,11 @@ class invocation_store {
                    std::int64_t now_ms);
   // Whether a row of `request_id` is committed (or written by the caller's transaction).
   bool contains(std::string_view request_id) { return impl_->contains(request_id); }
+  // Those of `request_ids` that no row has (committed, or written by the caller's transaction),
+  // in one query.
+  std::vector<std::string> missing(const std::vector<std::string>& request_ids) {
+    return request_ids.empty() ? request_ids : impl_->missing(request_ids);
+  }
   // Up to `limit` rows in state `s` due at `now_ms`, oldest first, with their kept body. Rows of
   // the stored states only: post_pending, restage_pending, awaiting_follow_up, delete_pending.
   std::vector<invocation_row> due(invocation_state s, std::int64_t now_ms, int limit);

@@ -58,6 +58,21 @@ class pg_invocation_engine final : public invocation_engine {
         .has_value();
   }
 
+  std::vector<std::string> missing(const std::vector<std::string>& request_ids) override {
+    std::string ids = "{";  // an array literal: ids are UUIDs, nothing to quote
+    for (const std::string& id : request_ids)
+      ids += (ids.size() > 1 ? "," : "") + id;
+    ids += "}";
+    const pg::result r = db_.query(
+        "SELECT id FROM unnest($1::text[]) AS id WHERE NOT EXISTS"
+        " (SELECT 1 FROM exactly_invocations WHERE request_id = id)",
+        ids);
+    std::vector<std::string> out;
+    for (int i = 0; i < r.rows(); ++i)
+      out.push_back(r.text(i, 0));
+    return out;
+  }
+
   std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) override {
     // request_id breaks ties so publishers sharing the table move rows in one order.
     const pg::result r = db_.query(

@@ -177,6 +177,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
         break;
     }
   }
+  puts.staged_for_commit();  // in the handler: only queues the DELETEs of unrecorded ids
   tx.commit();
   puts.forget();  // the follow-ups' PUTs belong to their invocation or cleanup rows now
   return done;

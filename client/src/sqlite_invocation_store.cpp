@@ -59,6 +59,15 @@ class sqlite_invocation_engine final : public invocation_engine {
         .has_value();
   }
 
+  std::vector<std::string> missing(const std::vector<std::string>& request_ids) override {
+    std::vector<std::string> out;
+    for (const std::string& id : request_ids) {
+      if (!contains(id))
+        out.push_back(id);
+    }
+    return out;
+  }
+
   std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) override {
     auto& q = db_.prepare(
         "SELECT request_id, endpoint, url, follow_up, attempts, body, content_type"

@@ -649,6 +649,36 @@ TEST_F(invoke_http, a_failed_handler_sends_no_put_when_puts_are_awaited_at_commi
   EXPECT_EQ(transport->sent("PUT"), 2);
   EXPECT_EQ(server.rows().staged + server.executions_total(), 2);
   EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 2);  // no cleanup row for o-1
+  sqlite::connection journal(client::attempt_journal_path(db_.path()));
+  EXPECT_EQ(journal.query_int64("SELECT count(*) FROM exactly_attempts"), 0);  // all forgotten
+}
+
+// A handler that rolls back a savepoint of its own around invoke_http, then commits, leaves an id
+// with no invocation row: awaited at commit its PUT never goes out; sent in the handler it is
+// DELETEd. Nothing stays staged, nothing runs, nothing is left pending.
+TEST_F(invoke_http, an_invoke_rolled_back_inside_a_committed_handler_leaves_nothing_staged) {
+  for (const client::put_wait wait :
+       {client::put_wait::before_commit, client::put_wait::in_handler}) {
+    SCOPED_TRACE(wait == client::put_wait::before_commit ? "before_commit" : "in_handler");
+    echo_server server(cfg_);
+    auto transport = std::make_shared<counting_transport>(transport_to(server.port()));
+    auto ep = make_endpoint(server.port(), wait, transport);
+    ep.on("undone", [this](client::handler_context& ctx) {
+      sqlite::transaction undone(ctx.db());  // rolled back at the end of the scope
+      ctx.invoke_http(url_, R"({"status":200})", "application/json", {.type = "bill_result"});
+    });
+    for (int i = 0; i < 2; ++i)  // one batch of two: PUTs awaited at commit with before_commit
+      ep.send("billing", {.type = "undone", .body = {{"n", i}}});
+    EXPECT_EQ(ep.process_due(), 2u);
+    quiesce(ep);
+    const bool sent = wait == client::put_wait::in_handler;
+    EXPECT_EQ(transport->sent("PUT"), sent ? 2 : 0);
+    EXPECT_EQ(transport->sent("DELETE"), sent ? 2 : 0);
+    EXPECT_EQ(server.rows().staged, 0);
+    EXPECT_EQ(server.rows().tombstone, sent ? 2 : 0);
+    EXPECT_EQ(server.executions_total(), 0);
+    EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  }
 }
 
 // A follow-up runs in the transaction that records its POST's answer, with that answer: no GET.

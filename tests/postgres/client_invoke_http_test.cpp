@@ -134,6 +134,28 @@ TEST_F(postgres_invoke_http, concurrent_runtime_workers_still_execute_once_and_f
   expect_each_once(server, n);
 }
 
+// A handler that rolls back a savepoint of its own around invoke_http, then commits: in a batch
+// whose PUTs are awaited at commit, the id without an invocation row is never PUT (the
+// invocations table is asked in one query); the other handler's invocation runs once.
+TEST_F(postgres_invoke_http, an_invoke_rolled_back_inside_a_committed_handler_is_never_put) {
+  echo_server server(cfg_);
+  auto ep = billing(db(), server.port());
+  ep->on("undone", [url = url_of(server.port())](client::handler_context& ctx) {
+    pg::transaction undone(ctx.pg());  // rolled back at the end of the scope
+    ctx.invoke_http(url, R"({"status":200})", "application/json", {.type = "bill_result"});
+  });
+  queue_bills(1);
+  client::send_in_transaction(db(), "billing", {.id = "u", .type = "undone", .body = {}});
+  EXPECT_EQ(ep->process_due(), 2u);  // one batch of two
+  quiesce(*ep);
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(server.rows().staged, 0);
+  EXPECT_EQ(server.rows().tombstone, 1);  // o-0's, after its follow-up; none for the undone id
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200 AND n = 1"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_attempts"), 0);
+}
+
 // The journal entry is committed by a connection of its own: visible to others while the
 // handler's transaction is open, and still there after that transaction rolled back, until its
 // cleanup DELETE is committed.
