@@ -1,12 +1,14 @@
 // The journal of ids PUT by handler attempts not yet committed, in PostgreSQL through a
 // connection of its own: each entry commits at once, whatever the handler's transaction does.
 #include "attempt_journal.hpp"
+#include "pg_text_array.hpp"
 
 #include <exactly/common/migrations.hpp>
 
 #include <libpq-fe.h>
 
-#include <optional>
+#include <string>
+#include <vector>
 
 namespace exactly::client {
 namespace {
@@ -29,17 +31,16 @@ class pg_journal final : public journal_engine {
 
   void record(std::string_view endpoint, const std::vector<journal_entry>& entries,
               std::int64_t now_ms) override {
-    std::optional<pg::transaction> tx;  // one entry commits alone
-    if (entries.size() > 1)
-      tx.emplace(db_);
+    std::vector<std::string> ids, urls;  // one statement, one round trip, for them all
     for (const journal_entry& e : entries) {
-      db_.execute(
-          "INSERT INTO exactly_attempts(request_id, endpoint, url, created_ms)"
-          " VALUES($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-          e.request_id, endpoint, e.url, now_ms);
+      ids.push_back(e.request_id);
+      urls.push_back(e.url);
     }
-    if (tx)
-      tx->commit();
+    db_.execute(
+        "INSERT INTO exactly_attempts(request_id, endpoint, url, created_ms)"
+        " SELECT id, $2, url, $4 FROM unnest($1::text[], $3::text[]) AS e(id, url)"
+        " ON CONFLICT DO NOTHING",
+        pg_text_array(ids), endpoint, pg_text_array(urls), now_ms);
   }
 
   void forget(const std::vector<journal_entry>& entries) override {

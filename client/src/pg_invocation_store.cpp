@@ -1,5 +1,6 @@
 // The committed invocations of invoke_http (exactly_invocations), in PostgreSQL.
 #include "invocation_store.hpp"
+#include "pg_text_array.hpp"
 
 #include <exactly/common/migrations.hpp>
 #include <exactly/common/postgres.hpp>
@@ -59,14 +60,10 @@ class pg_invocation_engine final : public invocation_engine {
   }
 
   std::vector<std::string> missing(const std::vector<std::string>& request_ids) override {
-    std::string ids = "{";  // an array literal: ids are UUIDs, nothing to quote
-    for (const std::string& id : request_ids)
-      ids += (ids.size() > 1 ? "," : "") + id;
-    ids += "}";
     const pg::result r = db_.query(
         "SELECT id FROM unnest($1::text[]) AS id WHERE NOT EXISTS"
         " (SELECT 1 FROM exactly_invocations WHERE request_id = id)",
-        ids);
+        pg_text_array(request_ids));
     std::vector<std::string> out;
     for (int i = 0; i < r.rows(); ++i)
       out.push_back(r.text(i, 0));

@@ -2,8 +2,10 @@
 // connections move the same row at the same time.
 #include "client_contracts.hpp"
 
+#include "client/src/attempt_journal.hpp"
 #include "client/src/invocation_store.hpp"
 
+#include <algorithm>
 #include <future>
 #include <thread>
 
@@ -40,6 +42,42 @@ TEST_P(invocation_store_contract, steps_move_once_and_rows_round_trip) {
   EXPECT_EQ(s.pending(), 1);
   s.remove("r1");
   EXPECT_EQ(s.pending(), 0);
+}
+
+// missing() names, in one query, the ids without a row: committed, or written by the caller's
+// open transaction (a row rolled back is missing again).
+TEST_P(invocation_store_contract, missing_names_the_ids_without_a_row) {
+  client::invocation_store s(db());
+  s.add({"r1", "billing", "http://h:1/x/r1", client::message{}, 0}, 100);
+  s.add_cleanup("r2", "billing", "http://h:1/x/r2", 100);
+  EXPECT_EQ(s.missing({"r1", "r2", "r3", "r\"4,"}), (std::vector<std::string>{"r3", "r\"4,"}));
+  EXPECT_TRUE(s.missing({}).empty());
+  {
+    database_transaction tx(db());
+    s.add({"r3", "billing", "http://h:1/x/r3", client::message{}, 0}, 100);
+    EXPECT_TRUE(s.missing({"r3"}).empty());
+  }
+  EXPECT_EQ(s.missing({"r3"}), std::vector<std::string>{"r3"});
+}
+
+// The attempt journal keeps what it is given in one commit, any character of a URL included.
+TEST_P(invocation_store_contract, the_journal_records_a_batch_and_reads_it_back) {
+  auto journal = client::attempt_journal::of(db(), "");
+  const std::vector<client::journal_entry> entries = {
+      {"r1", "http://h:1/x/r1?a=1,b={2}"}, {"r2", R"(http://h:1/x/"r2"\)"}, {"r3", "http://h:1/x"}};
+  journal.record("billing", entries, 100);
+  journal.record("billing", {{"r1", "http://h:1/x/again"}}, 100);  // already there: kept as it was
+  const auto back = journal.older_than("billing", 100, 10);
+  ASSERT_EQ(back.size(), 3u);
+  for (const client::journal_entry& e : entries) {
+    const auto it = std::find_if(back.begin(), back.end(), [&](const client::journal_entry& b) {
+      return b.request_id == e.request_id;
+    });
+    ASSERT_NE(it, back.end()) << e.request_id;
+    EXPECT_EQ(it->url, e.url);
+  }
+  journal.forget(entries);
+  EXPECT_TRUE(journal.older_than("billing", 100, 10).empty());
 }
 
 // Two publishers move the same row at once, each in its own transaction: the second waits for
