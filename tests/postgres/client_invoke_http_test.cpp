@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <future>
 #include <thread>
 
@@ -42,12 +43,14 @@ class postgres_invoke_http : public ::testing::Test {
   }
 
   // A billing endpoint on `on`: "bill" inserts a bill and invokes the echo route, "bill_result"
-  // records the stored response's status (n counts follow-up commits per order).
-  std::unique_ptr<client::endpoint> billing(database on, std::uint16_t port,
-                                            client::endpoint_options o = {}) {
+  // records the stored response's status (n counts follow-up commits per order); through
+  // `transport` when given.
+  std::unique_ptr<client::endpoint> billing(
+      database on, std::uint16_t port, client::endpoint_options o = {},
+      std::shared_ptr<client::http_transport> transport = nullptr) {
     o.retry_base = std::chrono::milliseconds(5);
     o.retry_cap = std::chrono::milliseconds(50);
-    o.transport = transport_to(port);
+    o.transport = transport ? std::move(transport) : transport_to(port);
     auto ep = std::make_unique<client::endpoint>("billing", on, o);
     ep->on("bill", [url = url_of(port)](client::handler_context& ctx) {
       const std::string order = ctx.incoming().body.at("order");
@@ -219,6 +222,61 @@ TEST_F(postgres_invoke_http, the_orphan_recovery_never_takes_an_attempt_still_ru
   recoverer->run_until_idle();  // the entry, its attempt committed now, is dropped
   EXPECT_EQ(server.executions_total(), 1);
   EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), 1);
+  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_attempts"), 0);
+}
+
+// Sends through `inner`; the first PUT waits until `go_on` is set, once `put_started` is.
+class held_put_transport : public client::http_transport {
+ public:
+  held_put_transport(std::shared_ptr<client::http_transport> inner, std::shared_future<void> go_on)
+      : inner_(std::move(inner)), go_on_(std::move(go_on)) {}
+  client::http_result send(std::string_view method, std::string_view url,
+                           std::string_view content_type, std::string_view body) override {
+    if (method == "PUT" && !held_.exchange(true)) {
+      put_started.set_value();
+      go_on_.wait();
+    }
+    return inner_->send(method, url, content_type, body);
+  }
+  void check_url(std::string_view url) const override { inner_->check_url(url); }
+  std::promise<void> put_started;
+
+ private:
+  std::shared_ptr<client::http_transport> inner_;
+  std::shared_future<void> go_on_;
+  std::atomic<bool> held_{false};
+};
+
+// The same with PUTs awaited at commit (a batch of two): the handlers have committed their
+// savepoints, their locks belong to the batch's transaction, and their journal entries are
+// visible while the PUTs are in flight; a recovery with no grace still takes none of them.
+TEST_F(postgres_invoke_http, the_orphan_recovery_never_takes_a_batch_whose_puts_are_in_flight) {
+  echo_server server(cfg_);
+  std::promise<void> go_on;
+  auto held =
+      std::make_shared<held_put_transport>(transport_to(server.port()), go_on.get_future().share());
+  auto ep = billing(db(), server.port(), {}, held);
+  auto other_db = tdb_->another();
+  auto recoverer =
+      billing(other_db->db(), server.port(), {.orphan_grace = std::chrono::milliseconds(0)});
+  queue_bills(2);
+  auto handled = std::async(std::launch::async, [&] { return ep->process_due(); });
+  held->put_started.get_future().wait();
+  auto observer = tdb_->another();
+  EXPECT_EQ(query_int(observer->db(), "SELECT count(*) FROM exactly_attempts"), 2);
+  auto recovered = std::async(std::launch::async, [&] { return recoverer->publish_due(); });
+  EXPECT_EQ(recovered.wait_for(std::chrono::seconds(2)), std::future_status::ready)
+      << "the recovery waited for the running batch";
+  EXPECT_EQ(query_int(observer->db(), "SELECT count(*) FROM exactly_invocations"), 0)
+      << "a running attempt's id was handed to a DELETE";
+  go_on.set_value();
+  EXPECT_EQ(recovered.get(), 0u);
+  EXPECT_EQ(handled.get(), 2u);
+  quiesce(*ep);
+  recoverer->run_until_idle();
+  EXPECT_EQ(server.executions_total(), 2);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200 AND n = 1"), 2);
   EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
   EXPECT_EQ(q("SELECT count(*) FROM exactly_attempts"), 0);
 }
