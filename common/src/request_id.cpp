@@ -47,14 +47,14 @@ request_id request_id::mint_monotonic(std::int64_t unix_ms) {
   static std::mutex m;
   static std::int64_t last_ms = 0;
   static std::uint32_t counter = 0;
-  request_id id = mint(0);
+  request_id out = mint(0);  // the random bits (one draw); time and sequence are set below
   std::int64_t ms = 0;
   std::uint32_t seq = 0;
   {
     const std::scoped_lock lock(m);
     if (unix_ms > last_ms) {
       last_ms = unix_ms;
-      counter = id.bytes_[7] & 0x7F;  // a random start in the lower half leaves room to count
+      counter = out.bytes_[7] & 0x7F;  // a random start in the lower half leaves room to count
     } else if (++counter > 0xFFF) {
       ++last_ms;  // 4096 ids in one millisecond: borrow the next one
       counter = 0;
@@ -62,7 +62,8 @@ request_id request_id::mint_monotonic(std::int64_t unix_ms) {
     ms = last_ms;
     seq = counter;
   }
-  request_id out = mint(ms);
+  for (int i = 0; i < 6; ++i)
+    out.bytes_[i] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(ms) >> (8 * (5 - i)));
   out.bytes_[6] = static_cast<std::uint8_t>(0x70 | (seq >> 8));
   out.bytes_[7] = static_cast<std::uint8_t>(seq & 0xFF);
   return out;
