@@ -681,6 +681,55 @@ TEST_F(invoke_http, an_invoke_rolled_back_inside_a_committed_handler_leaves_noth
   }
 }
 
+// A follow-up (run by the publisher, waiting for its PUTs in the handler) that rolls back a
+// savepoint of its own around invoke_http, then commits: the id it PUT is DELETEd.
+TEST_F(invoke_http, an_invoke_rolled_back_inside_a_follow_up_is_deleted) {
+  echo_server server(cfg_);
+  auto transport = std::make_shared<counting_transport>(transport_to(server.port()));
+  auto ep = make_endpoint(server.port(), client::put_wait::before_commit, transport);
+  ep.on("first", [this](client::handler_context& ctx) {
+    ctx.invoke_http(url_, R"({"status":200})", "application/json", {.type = "second"});
+  });
+  ep.on("second", [this](client::handler_context& ctx) {
+    sqlite::transaction undone(ctx.db());  // rolled back at the end of the scope
+    ctx.invoke_http(url_, R"({"status":200})", "application/json", {.type = "never"});
+  });
+  ep.send("billing", {.type = "first", .body = {}});
+  quiesce(ep);
+  EXPECT_EQ(transport->sent("PUT"), 2);
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(server.rows().staged, 0);
+  EXPECT_EQ(server.rows().tombstone, 2);  // the first id after its follow-up, the second's cleanup
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+}
+
+// The journal fails to record a batch's PUTs: none is sent, nothing of the batch commits, and the
+// messages run once each when the journal works again.
+TEST_F(invoke_http, a_journal_that_fails_sends_no_put_and_commits_nothing) {
+  echo_server server(cfg_);
+  auto transport = std::make_shared<counting_transport>(transport_to(server.port()));
+  auto ep = make_endpoint(server.port(), client::put_wait::before_commit, transport);
+  sqlite::connection journal(client::attempt_journal_path(db_.path()));
+  journal.exec(
+      "CREATE TRIGGER refuse BEFORE INSERT ON exactly_attempts"
+      " BEGIN SELECT RAISE(ABORT, 'the journal refuses'); END");
+  for (int i = 0; i < 3; ++i) {
+    ep.send("billing",
+            {.type = "bill",
+             .body = {{"order", "o-" + std::to_string(i)}, {"payload", {{"status", 200}}}}});
+  }
+  EXPECT_THROW(ep.process_due(), storage_error);
+  EXPECT_EQ(transport->sent("PUT"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(ep.queued(), 3);
+  journal.exec("DROP TRIGGER refuse");
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), 3);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200 AND n = 1"), 3);
+  EXPECT_EQ(server.rows().staged, 0);
+}
+
 // A follow-up runs in the transaction that records its POST's answer, with that answer: no GET.
 // When its handler fails there, it is queued with the answer kept and one attempt counted, and
 // runs again from the queue, still without a GET.
