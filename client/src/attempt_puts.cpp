@@ -8,7 +8,7 @@
 #include <exactly/common/backoff.hpp>
 #include <exactly/common/crash_point.hpp>
 
-#include <algorithm>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -17,6 +17,16 @@ namespace {
 
 // An unanswered or busy-answered PUT is sent again, quickly, before the attempt fails.
 constexpr backoff_policy put_retry{std::chrono::milliseconds(20), std::chrono::milliseconds(80)};
+
+// The ids of `puts` without an invocation or cleanup row now, asked in one query.
+std::set<std::string> unrecorded(invocation_store& invocations,
+                                 const std::vector<journal_entry>& puts) {
+  std::vector<std::string> ids;
+  for (const journal_entry& e : puts)
+    ids.push_back(e.request_id);
+  const std::vector<std::string> missing = invocations.missing(ids);
+  return {missing.begin(), missing.end()};
+}
 
 }  // namespace
 
@@ -102,14 +112,12 @@ void attempt_puts::end_failed_attempt(lifecycle_event failure) {
 void attempt_puts::launch() {
   // A kept PUT whose invocation row is gone (its handler rolled back a savepoint of its own
   // around invoke_http, then committed) never goes out.
-  std::vector<std::string> ids;
-  for (const awaited_put& p : awaited_)
-    ids.push_back(p.request_id);
-  for (const std::string& gone : core_.invocations.missing(ids))
-    std::erase_if(awaited_, [&gone](const awaited_put& p) { return p.request_id == gone; });
   std::vector<journal_entry> entries;
   for (const awaited_put& p : awaited_)
     entries.push_back({p.request_id, p.call.url});
+  const std::set<std::string> gone = unrecorded(core_.invocations, entries);
+  std::erase_if(awaited_, [&gone](const awaited_put& p) { return gone.contains(p.request_id); });
+  std::erase_if(entries, [&gone](const journal_entry& e) { return gone.contains(e.request_id); });
   core_.journal.record(core_.name, entries, core_.opts.clock());
   batch_.insert(batch_.end(), entries.begin(), entries.end());
   for (awaited_put& p : awaited_) {
@@ -124,13 +132,10 @@ void attempt_puts::launch() {
 }
 
 void attempt_puts::delete_unrecorded() {
-  std::vector<std::string> ids;
-  for (const journal_entry& p : batch_)
-    ids.push_back(p.request_id);
-  for (const std::string& gone : core_.invocations.missing(ids)) {
-    const auto p = std::find_if(batch_.begin(), batch_.end(),
-                                [&gone](const journal_entry& e) { return e.request_id == gone; });
-    core_.invocations.add_cleanup(gone, core_.name, p->url, now_ms_);
+  const std::set<std::string> gone = unrecorded(core_.invocations, batch_);
+  for (const journal_entry& e : batch_) {
+    if (gone.contains(e.request_id))
+      core_.invocations.add_cleanup(e.request_id, core_.name, e.url, now_ms_);
   }
 }
 
