@@ -106,6 +106,10 @@ std::int64_t result::affected() const {
   return out;
 }
 
+std::string_view result::command() const {
+  return PQcmdStatus(r_);
+}
+
 // ---- connection ----
 
 connection::connection(options opts)
@@ -209,7 +213,7 @@ result connection::run(std::string_view sql, std::vector<param> params) {
     ensure_connected();
   fail_if_broken();
   if (!deferred_.empty())
-    return *pipeline(sql, &params);
+    return std::move(pipeline({{std::string(sql), std::move(params)}}).front());
   const std::string& name = prepared(sql, params.size());
   const libpq_params b(params);
   PGresult* r = PQexecPrepared(conn_, name.c_str(), static_cast<int>(params.size()),
@@ -226,6 +230,8 @@ void connection::fail_if_broken() const {
 bool connection::in_transaction() const {
   if (broken_)
     return false;  // ended: nothing more of it can commit
+  if (!deferred_.empty() && deferred_.front().sql == "BEGIN")
+    return true;
   const PGTransactionStatusType s = PQtransactionStatus(conn_);
   return s == PQTRANS_INTRANS || s == PQTRANS_INERROR || s == PQTRANS_ACTIVE;
 }

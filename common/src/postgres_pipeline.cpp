@@ -1,5 +1,5 @@
-// Deferred statements: sent ahead of the next statement that waits for its answer, in one round
-// trip through libpq's pipeline mode (see pg::connection::defer).
+// Statements sent together: the deferred ones and those that wait for their answers, in one
+// round trip through libpq's pipeline mode (see pg::connection::defer and query_together).
 #include <exactly/common/postgres.hpp>
 
 #include "postgres_params.hpp"
@@ -11,43 +11,66 @@
 namespace exactly::pg {
 
 void connection::flush_deferred() {
-  pipeline({}, nullptr);
+  pipeline({});
 }
 
-std::optional<result> connection::pipeline(std::string_view sql, const std::vector<param>* params) {
-  const std::vector<deferred_statement> before = std::exchange(deferred_, {});
-  // The statement that waits for its answer is prepared in the same round trip, after the
-  // deferred ones, the first time: a failed Parse then fails inside the request's savepoint.
-  const auto known = params ? prepared_.find(std::string(sql)) : prepared_.end();
-  const bool prepare = params && known == prepared_.end();
-  const std::string name = !params   ? std::string()
-                           : prepare ? next_statement_name()
-                                     : known->second;
+std::vector<result> connection::query_together(std::vector<statement> statements) {
+  if (depth_ == 0)
+    ensure_connected();
+  fail_if_broken();
+  return pipeline(std::move(statements));
+}
+
+std::vector<result> connection::pipeline(std::vector<statement> wanted) {
+  std::vector<statement> all = std::exchange(deferred_, {});
+  const std::size_t first_wanted = all.size();
+  for (statement& w : wanted)
+    all.push_back(std::move(w));
+  // Each prepared statement is parsed in its place the first time (after the SAVEPOINT ahead of
+  // it, so a failed Parse fails inside the request's savepoint), and named once it passed.
+  struct plan {
+    std::string name;  // empty: unnamed
+    bool parse = false;
+  };
+  std::vector<plan> plans(all.size());
+  std::unordered_map<std::string, std::string> parsing;  // sql -> name, parsed in this trip
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (!all[i].prepared)
+      continue;
+    if (const auto known = prepared_.find(all[i].sql); known != prepared_.end()) {
+      plans[i].name = known->second;
+    } else if (const auto p = parsing.find(all[i].sql); p != parsing.end()) {
+      plans[i].name = p->second;
+    } else {
+      plans[i] = {"exactly_" + std::to_string(prepared_.size() + parsing.size() + 1), true};
+      parsing.emplace(all[i].sql, plans[i].name);
+    }
+  }
   // Until the connection has left pipeline mode cleanly, it counts as broken (a throw in
   // between leaves it so).
   broken_ = true;
   bool sent = PQenterPipelineMode(conn_) == 1;
-  for (const deferred_statement& d : before) {  // unnamed: nothing to prepare ahead of them
-    const libpq_params b(d.params);
-    sent =
-        sent && PQsendQueryParams(conn_, d.sql.c_str(), static_cast<int>(d.params.size()), nullptr,
-                                  b.values.data(), b.lengths.data(), b.formats.data(), 0) == 1;
-  }
-  const std::string text(sql);
-  if (prepare) {
-    sent = sent && PQsendPrepare(conn_, name.c_str(), text.c_str(),
-                                 static_cast<int>(params->size()), nullptr) == 1;
-  }
-  if (params) {
-    const libpq_params b(*params);
-    sent = sent && PQsendQueryPrepared(conn_, name.c_str(), static_cast<int>(params->size()),
-                                       b.values.data(), b.lengths.data(), b.formats.data(), 0) == 1;
+  std::vector<std::size_t> of_answer;  // the statement each answer is for (a Parse's too)
+  for (std::size_t i = 0; i < all.size() && sent; ++i) {
+    const statement& s = all[i];
+    const int n = static_cast<int>(s.params.size());
+    if (plans[i].parse) {
+      sent = PQsendPrepare(conn_, plans[i].name.c_str(), s.sql.c_str(), n, nullptr) == 1;
+      of_answer.push_back(i);
+    }
+    const libpq_params b(s.params);
+    sent = sent && (plans[i].name.empty()
+                        ? PQsendQueryParams(conn_, s.sql.c_str(), n, nullptr, b.values.data(),
+                                            b.lengths.data(), b.formats.data(), 0)
+                        : PQsendQueryPrepared(conn_, plans[i].name.c_str(), n, b.values.data(),
+                                              b.lengths.data(), b.formats.data(), 0)) == 1;
+    of_answer.push_back(i);
   }
   sent = sent && PQpipelineSync(conn_) == 1;
   // Every answer is read, up to the sync, before anything is thrown: the connection leaves
   // pipeline mode as it entered it. A statement after a failed one is answered PIPELINE_ABORTED.
-  const std::size_t n = before.size() + (prepare ? 1 : 0) + (params ? 1 : 0);
-  std::vector<PGresult*> answers;  // one per statement, as long as the connection answers
+  const std::size_t n = of_answer.size();
+  std::vector<PGresult*> answers;  // one per Parse or statement, as long as the connection answers
   answers.reserve(n);
   while (sent && answers.size() < n) {
     PGresult* r = PQgetResult(conn_);
@@ -69,26 +92,31 @@ std::optional<result> connection::pipeline(std::string_view sql, const std::vect
   if (broken_)
     up_ = false;
   answers.resize(n, nullptr);
-  std::size_t checked = n;  // the first failure, if any
-  for (std::size_t i = 0; i < n && checked == n; ++i) {
-    const ExecStatusType st = answers[i] ? PQresultStatus(answers[i]) : PGRES_FATAL_ERROR;
+  std::size_t failed = n;  // the first failure, if any
+  for (std::size_t a = 0; a < n && failed == n; ++a) {
+    const ExecStatusType st = answers[a] ? PQresultStatus(answers[a]) : PGRES_FATAL_ERROR;
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
-      checked = i;
+      failed = a;
   }
-  // Prepared statements outlive a failed execution and a rollback: named once its Parse passed.
-  const std::size_t parse = before.size();
-  if (prepare && answers[parse] && PQresultStatus(answers[parse]) == PGRES_COMMAND_OK)
-    prepared_.emplace(text, name);
-  const std::size_t kept = checked < n ? checked : params ? n - 1 : n;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i != kept)
-      PQclear(answers[i]);
+  // Prepared statements outlive a failed execution and a rollback: named once their Parse
+  // passed (those ahead of the first failure).
+  std::vector<result> out;
+  out.reserve(all.size() - first_wanted);
+  for (std::size_t a = 0; a < n; ++a) {
+    const std::size_t i = of_answer[a];
+    const bool parse = plans[i].parse && a + 1 < n && of_answer[a + 1] == i;
+    if (parse && a < failed)
+      prepared_.emplace(all[i].sql, plans[i].name);
+    if (a == failed)
+      continue;  // thrown below
+    if (!parse && i >= first_wanted && failed == n)
+      out.emplace_back(answers[a]);
+    else
+      PQclear(answers[a]);
   }
-  if (checked < n)  // throws
-    check(answers[checked], checked < before.size() ? std::string_view(before[checked].sql) : sql);
-  if (!params)
-    return std::nullopt;
-  return result(answers[kept]);
+  if (failed < n)  // throws
+    check(answers[failed], all[of_answer[failed]].sql);
+  return out;
 }
 
 }  // namespace exactly::pg

@@ -12,11 +12,13 @@ namespace exactly::pg {
 transaction::transaction(connection& db, durability d)
     : db_(&db), level_(db.depth_ + 1), durability_(d) {
   if (level_ == 1) {
-    db.exec("BEGIN");
+    db.ensure_connected();
+    db.fail_if_broken();
+    db.deferred_.push_back({"BEGIN", {}, false});  // sent with the first statement
   } else {
     // A name of its own: a ROLLBACK TO can only ever reach this savepoint.
     savepoint_ = "exactly_" + std::to_string(++db.savepoints_);
-    db.deferred_.push_back({"SAVEPOINT " + savepoint_, {}});  // sent with the next statement
+    db.deferred_.push_back({"SAVEPOINT " + savepoint_, {}, false});  // sent with the next one
   }
   ++db.depth_;
 }
@@ -31,12 +33,13 @@ void transaction::rollback() noexcept {
   done_ = true;
   db_->hooks_->rolled_back(level_);
   // What this transaction deferred is dropped, never sent: queued statements are this level's
-  // or deeper ones', since a SAVEPOINT sent took every statement before it along.
-  std::vector<connection::deferred_statement>& queued = db_->deferred_;
-  const auto own = std::find_if(queued.begin(), queued.end(), [this](const auto& q) {
-    return q.params.empty() && q.sql == "SAVEPOINT " + savepoint_;
+  // or deeper ones', since a BEGIN or SAVEPOINT sent took every statement before it along.
+  std::vector<statement>& queued = db_->deferred_;
+  const std::string opening = level_ == 1 ? "BEGIN" : "SAVEPOINT " + savepoint_;
+  const auto own = std::find_if(queued.begin(), queued.end(), [&](const statement& q) {
+    return !q.prepared && q.sql == opening;
   });
-  const bool sent = level_ == 1 || own == queued.end();
+  const bool sent = own == queued.end();
   queued.erase(sent ? queued.begin() : own, queued.end());
   if (db_->broken_) {
     // The backend may still hold this transaction's locks: at the outermost level the
@@ -60,26 +63,21 @@ void transaction::rollback() noexcept {
 
 void transaction::commit() {
   if (level_ > 1) {
-    // Sent now (after anything deferred), not deferred: a savepoint of a failed transaction
+    // Sent now (with anything deferred), not deferred: a savepoint of a failed transaction
     // must fail here, in its own request, as RELEASE does.
-    db_->exec("RELEASE SAVEPOINT " + savepoint_);
+    db_->fail_if_broken();
+    db_->pipeline({{"RELEASE SAVEPOINT " + savepoint_, {}, false}});
     --db_->depth_;
     done_ = true;
     db_->hooks_->released(level_);
     return;
   }
   db_->fail_if_broken();
-  if (!db_->deferred_.empty())
-    db_->flush_deferred();
-  // One round trip: PQexec answers with the result of the last statement, the COMMIT's.
-  const char* commit_sql = durability_ == durability::unflushed
-                               ? "SET LOCAL synchronous_commit = off; COMMIT"
-                               : "COMMIT";
-  PGresult* r = PQexec(db_->conn_, commit_sql);
-  db_->check(r, "COMMIT");  // on failure the destructor rolls back
-  const bool committed = std::string_view(PQcmdStatus(r)) == "COMMIT";
-  PQclear(r);
-  if (!committed)  // a statement had failed: PostgreSQL answered COMMIT with ROLLBACK
+  // One round trip, with anything deferred (on failure the destructor rolls back).
+  if (durability_ == durability::unflushed)
+    db_->deferred_.push_back({"SET LOCAL synchronous_commit = off", {}, false});
+  const std::vector<result> r = db_->pipeline({{"COMMIT", {}, false}});
+  if (r.front().command() != "COMMIT")  // a statement had failed: PostgreSQL answered ROLLBACK
     throw error("40000", "COMMIT: the transaction was rolled back after a failed statement");
   --db_->depth_;
   done_ = true;

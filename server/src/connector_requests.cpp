@@ -90,10 +90,18 @@ interaction_response connector::impl::handle(const interaction_request& r, const
   // Bodies are read only where they are used: to execute (POST) or replay (POST, GET).
   std::optional<interaction_record> rec;
   std::optional<record_facts> known;
+  staged_load load;  // a PUT's principal's, read with the lookup
   if (r.v == verb::post || r.v == verb::get) {
     rec = store->find(r.route, id_text);
     if (rec)
       known = *rec;
+  } else if (r.v == verb::put) {
+    // As below, with the principal's staged load read in the same breath.
+    put_lookup l = store->find_for_put(r.route, id_text, r.principal);
+    known = std::move(l.known);
+    if (!known)
+      now = clock.now_at_least(l.clock_floor);
+    load = l.load;
   } else {
     known = store->find_facts(r.route, id_text);
     // Whether an unknown id may be staged, or needs a tombstone, is decided no earlier than any
@@ -127,7 +135,8 @@ interaction_response connector::impl::handle(const interaction_request& r, const
   if (d.next_action == action::stage) {
     const incoming_request in{r.content_type, r.body};
     const auto refusal = route.validate(in);
-    const staged_load load = refusal ? staged_load{} : store->staged_of(r.principal);
+    if (refusal)
+      load = {};
     d = decide_stage(!refusal, load.rows, opts.max_staged_per_principal,
                      refusal ? 0 : load.bytes + static_cast<std::int64_t>(r.body.size()),
                      opts.max_staged_bytes_per_principal);

@@ -32,6 +32,13 @@ struct staged_load {
   std::int64_t bytes = 0;  // request bodies
 };
 
+// What a PUT decides on: the id's row, and what staging the id needs if it is unknown.
+struct put_lookup {
+  std::optional<record_facts> known;
+  std::int64_t clock_floor = 0;  // read after the row was looked for
+  staged_load load;              // the owner's
+};
+
 struct outbox_message {
   std::int64_t seq = 0;
   std::string type;
@@ -86,6 +93,17 @@ class interaction_store {
   // `owner`'s staged rows and their request body bytes, in one query (running figures or an
   // index: no row read).
   virtual staged_load staged_of(std::string_view owner) = 0;
+  // find_facts(), then clock_floor() and staged_of(`owner`) in this order if the id is unknown
+  // (an engine may read all three in one round trip, the last two then whatever it found).
+  virtual put_lookup find_for_put(std::string_view route, std::string_view id,
+                                  std::string_view owner) {
+    put_lookup l{find_facts(route, id), 0, {}};
+    if (!l.known) {
+      l.clock_floor = clock_floor();
+      l.load = staged_of(owner);
+    }
+    return l;
+  }
   std::int64_t count_staged(std::string_view owner) { return staged_of(owner).rows; }
   std::int64_t staged_bytes(std::string_view owner) { return staged_of(owner).bytes; }
   virtual void insert_staged(std::string_view route, std::string_view id, std::string_view owner,

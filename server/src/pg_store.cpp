@@ -22,6 +22,11 @@ class pg_transaction final : public store_transaction {
 constexpr std::string_view facts_columns =
     "owner, state, tombstone_reason, state_since_ms, request_content_type, request_sha256";
 
+constexpr std::string_view staged_load_query =
+    "SELECT count(*), coalesce(sum(request_bytes), 0)::bigint FROM exactly_interactions"
+    " WHERE owner = $1 AND state = 1";
+constexpr std::string_view clock_floor_query = "SELECT high_water_ms FROM exactly_clock";
+
 // The facts of row 0 of `q`, read from facts_columns.
 template <class Record>
 Record facts_of(const pg::result& q) {
@@ -82,28 +87,44 @@ std::optional<interaction_record> pg_store::find(std::string_view route, std::st
   return r;
 }
 
-std::optional<record_facts> pg_store::find_facts(std::string_view route, std::string_view id) {
+const std::string& pg_store::facts_query() const {
   static const std::string select = "SELECT " + std::string(facts_columns) +
                                     " FROM exactly_interactions WHERE route = $1 AND id = $2";
   static const std::string for_update = select + " FOR UPDATE";
-  const pg::result q = db_.query(write_ ? for_update : select, route, id);
+  return write_ ? for_update : select;
+}
+
+std::optional<record_facts> pg_store::find_facts(std::string_view route, std::string_view id) {
+  const pg::result q = db_.query(facts_query(), route, id);
   if (q.rows() == 0)
     return std::nullopt;
   return facts_of<record_facts>(q);
 }
 
 staged_load pg_store::staged_of(std::string_view owner) {
-  const pg::result q = db_.query(
-      "SELECT count(*), coalesce(sum(request_bytes), 0)::bigint FROM exactly_interactions"
-      " WHERE owner = $1 AND state = 1",
-      owner);
+  const pg::result q = db_.query(staged_load_query, owner);
   return {q.int64(0, 0), q.int64(0, 1)};
+}
+
+put_lookup pg_store::find_for_put(std::string_view route, std::string_view id,
+                                  std::string_view owner) {
+  // One round trip (with the lock ahead of it); each statement reads after the one before, as
+  // the three calls would (READ COMMITTED: a snapshot of its own each).
+  const std::vector<pg::result> q =
+      db_.query_together({pg::bound(facts_query(), route, id), pg::bound(clock_floor_query),
+                          pg::bound(staged_load_query, owner)});
+  put_lookup l;
+  if (q[0].rows() > 0)
+    l.known = facts_of<record_facts>(q[0]);
+  l.clock_floor = q[1].rows() == 0 || q[1].is_null(0, 0) ? 0 : q[1].int64(0, 0);
+  l.load = {q[2].int64(0, 0), q[2].int64(0, 1)};
+  return l;
 }
 
 void pg_store::insert_staged(std::string_view route, std::string_view id, std::string_view owner,
                              std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,
                              std::string_view body, std::string_view sha256) {
-  db_.execute(
+  db_.defer(  // its failure is reported by the COMMIT or RELEASE it goes with
       "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, state_since_ms,"
       " request_content_type, request_body, request_sha256, request_bytes) VALUES($1, $2, $3, $4,"
       " 1, $5, $6, $7, $8, $9)",
@@ -125,7 +146,7 @@ void pg_store::mark_executed(std::string_view route, std::string_view id,
 
 void pg_store::put_tombstone(std::string_view route, std::string_view id, std::string_view owner,
                              std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms) {
-  db_.execute(
+  db_.defer(  // as insert_staged
       "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, tombstone_reason,"
       " state_since_ms) VALUES($1, $2, $3, $4, 3, $5, $6)"
       " ON CONFLICT(route, id) DO UPDATE SET state = 3,"
@@ -172,7 +193,7 @@ state_counts pg_store::counts() {
 }
 
 std::int64_t pg_store::clock_floor() {
-  return db_.query_int64("SELECT high_water_ms FROM exactly_clock").value_or(0);
+  return db_.query_int64(clock_floor_query).value_or(0);
 }
 
 void pg_store::raise_clock_floor(std::int64_t ms) {

@@ -25,6 +25,8 @@ class pg_store final : public interaction_store {
   std::optional<interaction_record> find(std::string_view route, std::string_view id) override;
   std::optional<record_facts> find_facts(std::string_view route, std::string_view id) override;
   staged_load staged_of(std::string_view owner) override;
+  put_lookup find_for_put(std::string_view route, std::string_view id,
+                          std::string_view owner) override;
   void insert_staged(std::string_view route, std::string_view id, std::string_view owner,
                      std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,
                      std::string_view body, std::string_view sha256) override;
@@ -51,6 +53,9 @@ class pg_store final : public interaction_store {
   std::int64_t dead_letter_count() override;
 
  private:
+  // The lookup of a row's facts by route and id, locking the row in a write transaction.
+  const std::string& facts_query() const;
+
   pg::connection db_;
   bool write_ = false;  // the transaction begun last writes: lookups lock the row they find
 };

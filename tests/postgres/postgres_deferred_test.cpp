@@ -1,8 +1,9 @@
-// Deferred statements (pg::connection::defer, SAVEPOINT) against a real PostgreSQL: each goes out
-// in the round trip of the next statement that waits for its answer, runs before it, and reports
-// its failure there; a commit sends them, a rollback drops its own unsent. A savepoint of a failed
-// transaction fails in its own commit. Round trips are counted in libpq's trace of the messages
-// sent (a Sync or a simple Query each).
+// Deferred statements (pg::connection::defer, BEGIN, SAVEPOINT) against a real PostgreSQL: each
+// goes out in the round trip of the next statement that waits for its answer (or of the COMMIT or
+// RELEASE), runs before it, and reports its failure there; a rollback drops its own unsent. A
+// savepoint of a failed transaction fails in its own commit. Statements run together
+// (query_together) answer in one round trip. Round trips are counted in libpq's trace of the
+// messages sent (a Sync or a simple Query each).
 #include <exactly/common/postgres.hpp>
 
 #include "pg_cluster.hpp"
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace exactly {
 namespace {
@@ -56,11 +58,98 @@ TEST_F(postgres_deferred_test, savepoints_and_a_lock_go_out_with_the_next_statem
     }
     outer.commit();
   };
-  group(1);  // prepares the statements (a round trip each, once per connection)
-  // BEGIN; SAVEPOINT, lock, INSERT; RELEASE; SAVEPOINT, lock, INSERT; RELEASE; COMMIT. Sent one at
+  group(1);  // prepares the statements (each in the round trip of its first use)
+  // BEGIN, SAVEPOINT, lock, INSERT; RELEASE; SAVEPOINT, lock, INSERT; RELEASE; COMMIT. Sent one at
   // a time, they were ten.
-  EXPECT_EQ(round_trips([&] { group(3); }), 6);
+  EXPECT_EQ(round_trips([&] { group(3); }), 5);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 4);
+  // An INSERT no one reads goes with the RELEASE: BEGIN, SAVEPOINT, lock, INSERT, RELEASE;
+  // SAVEPOINT, lock, INSERT, RELEASE; COMMIT.
+  const auto deferred_group = [this](int first) {
+    pg::transaction outer(db);
+    for (int i = first; i < first + 2; ++i) {
+      pg::transaction request(db);
+      db.defer("SELECT pg_advisory_xact_lock($1)", i);
+      db.defer("INSERT INTO t VALUES ($1)", i);
+      request.commit();
+    }
+    outer.commit();
+  };
+  EXPECT_EQ(round_trips([&] { deferred_group(5); }), 3);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 6);
+  // An unflushed commit: its SET LOCAL goes with the COMMIT and what was deferred.
+  EXPECT_EQ(round_trips([&] {
+              pg::transaction tx(db, durability::unflushed);
+              db.defer("INSERT INTO t VALUES ($1)", 7);
+              tx.commit();
+            }),
+            1);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 7);
+  // A transaction rolled back before anything went out sends nothing, not even its BEGIN.
+  EXPECT_EQ(round_trips([&] {
+              pg::transaction tx(db);
+              db.defer("INSERT INTO t VALUES ($1)", 8);
+            }),
+            0);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 7);
+}
+
+// Statements whose answers are all wanted go out in one round trip and run in order, each seeing
+// what the ones before it did; the first failure is thrown and nothing after it runs.
+TEST_F(postgres_deferred_test, statements_run_together_in_order_in_one_round_trip) {
+  {
+    pg::transaction tx(db);
+    const auto insert = pg::bound("INSERT INTO t VALUES ($1) RETURNING i", 1);
+    const auto count = pg::bound("SELECT count(*) FROM t");
+    std::vector<pg::result> r;
+    EXPECT_EQ(round_trips([&] { r = db.query_together({insert, count}); }), 1);  // with BEGIN
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].int64(0, 0), 1);
+    EXPECT_EQ(r[1].int64(0, 0), 1);
+    // The same statements again, now prepared: their answers, and a statement used twice.
+    r = db.query_together({pg::bound("INSERT INTO t VALUES ($1) RETURNING i", 2), count, count});
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(r[0].int64(0, 0), 2);
+    EXPECT_EQ(r[2].int64(0, 0), 2);
+    tx.commit();
+  }
+  pg::transaction tx(db);
+  try {
+    db.query_together({pg::bound("INSERT INTO t VALUES ($1)", 3),
+                       pg::bound("INSERT INTO t VALUES ($1)", 1),  // a duplicate key
+                       pg::bound("INSERT INTO t VALUES ($1)", 4)});
+    FAIL() << "the duplicate key was not reported";
+  } catch (const pg::error& e) {
+    EXPECT_TRUE(e.unique_violation()) << e.what();
+  }
+  EXPECT_THROW(tx.commit(), pg::error);  // PostgreSQL rolled it back
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 2);
+}
+
+// A deferred statement that fails makes the RELEASE or COMMIT it goes with fail: the request
+// cannot look committed, and its rollback undoes it alone.
+TEST_F(postgres_deferred_test, a_deferred_failure_fails_the_release_or_commit_it_goes_with) {
+  db.execute("INSERT INTO t VALUES (1)");
+  {
+    pg::transaction group(db);
+    {
+      pg::transaction request(db);
+      db.defer("INSERT INTO t VALUES ($1)", 2);
+      db.defer("INSERT INTO t VALUES ($1)", 1);  // a duplicate key
+      EXPECT_THROW(request.commit(), pg::error);
+    }
+    db.defer("INSERT INTO t VALUES ($1)", 3);
+    group.commit();
+  }
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 2);  // 1 and 3
+  {
+    pg::transaction tx(db);
+    db.defer("INSERT INTO t VALUES ($1)", 4);
+    db.defer("INSERT INTO t VALUES ($1)", 1);  // a duplicate key
+    EXPECT_THROW(tx.commit(), pg::error);
+  }
+  EXPECT_FALSE(db.in_transaction());
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 2);
 }
 
 TEST_F(postgres_deferred_test, a_deferred_statement_runs_before_the_next_one) {
@@ -172,9 +261,8 @@ TEST_F(postgres_deferred_test,
     EXPECT_THROW(db.query("SELECT count(*) FROM t"), pg::error);
     EXPECT_THROW(db.execute("INSERT INTO t VALUES (2)"), pg::error);  // nothing more runs in it
     EXPECT_THROW(tx.commit(), pg::error);
-  }
-  EXPECT_FALSE(db.connected());
-  pg::transaction tx(db);  // reconnects
+  }  // the rollback reconnects, or the next transaction does
+  pg::transaction tx(db);
   db.execute("INSERT INTO t VALUES (3)");
   tx.commit();
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);  // only the row of the new session

@@ -86,6 +86,18 @@ inline param to_param(const char* text) {
 param to_param(std::nullptr_t);
 param to_param(bytes b);
 
+// A statement with its parameters bound to $1..$n; `prepared`: prepared once per connection (a
+// statement whose text changes, a SAVEPOINT's, is sent unnamed).
+struct statement {
+  std::string sql;
+  std::vector<param> params;
+  bool prepared = true;
+};
+template <class... A>
+statement bound(std::string_view sql, const A&... args) {
+  return {std::string(sql), {to_param(args)...}};
+}
+
 // The rows of a query. Rows and columns are 0-based.
 class result {
  public:
@@ -102,6 +114,8 @@ class result {
   std::string text(int row, int col) const;
   // Rows an INSERT, UPDATE or DELETE changed.
   std::int64_t affected() const;
+  // The command tag ("COMMIT", or "ROLLBACK" for a COMMIT of a failed transaction).
+  std::string_view command() const;
 
  private:
   pg_result* r_;
@@ -136,18 +150,21 @@ class connection {
   std::int64_t execute(std::string_view sql, const A&... args) {
     return query(sql, args...).affected();
   }
-  // Sends `sql` with `args` in the round trip of the next statement that waits for its answer,
-  // ahead of it, and reports its failure there. Inside a transaction, for a statement whose rows
-  // no one reads (a lock taken before a lookup, a SAVEPOINT).
-  // Throws std::logic_error outside a transaction.
+  // The answers to `statements`, run in this order in one round trip (with any deferred ones
+  // ahead of them). Throws error for the first that failed; none after it ran.
+  std::vector<result> query_together(std::vector<statement> statements);
+  // Sends `sql` with `args` in the round trip of the next statement that waits for its answer
+  // (or of the COMMIT or RELEASE), ahead of it, and reports its failure there. Inside a
+  // transaction, for a statement whose rows and count no one reads (a lock taken before a
+  // lookup, an INSERT whose failure is the only news). Throws std::logic_error outside one.
   template <class... A>
   void defer(std::string_view sql, const A&... args) {
     if (depth_ == 0)
       throw std::logic_error("pg::connection::defer outside a transaction");
-    deferred_.push_back({std::string(sql), {to_param(args)...}});
+    deferred_.push_back(bound(sql, args...));
   }
 
-  // True while a transaction is open on the server side (also one that failed).
+  // True while a transaction is open (also one that failed, and one whose BEGIN is not sent yet).
   bool in_transaction() const;
   // How many `transaction` objects are open on this connection (>1 = savepoints).
   int transaction_depth() const { return depth_; }
@@ -164,10 +181,6 @@ class connection {
   pg_conn* native() const { return conn_; }
 
  private:
-  struct deferred_statement {
-    std::string sql;
-    std::vector<param> params;
-  };
   result run(std::string_view sql, std::vector<param> params);
   // The name of `sql` prepared on this connection, preparing it the first time.
   const std::string& prepared(std::string_view sql, std::size_t params);
@@ -177,10 +190,10 @@ class connection {
   }
   // Sends the deferred statements in a round trip of their own; throws as pipeline().
   void flush_deferred();
-  // The deferred statements, then `sql` with `params` unless null (prepared in the same round
-  // trip the first time), in one round trip (libpq's pipeline mode); the answer to `sql`. Throws
-  // for the first statement that failed.
-  std::optional<result> pipeline(std::string_view sql, const std::vector<param>* params);
+  // The deferred statements, then `wanted`, in one round trip (libpq's pipeline mode), each
+  // prepared statement parsed in its place the first time; the answers to `wanted`. Throws for
+  // the first statement that failed.
+  std::vector<result> pipeline(std::vector<statement> wanted);
   // Throws error (connection lost) after a round trip broke off in the open transaction.
   void fail_if_broken() const;
   // Throws error for a failed result (or a lost connection), keeping connected() current.
@@ -190,9 +203,9 @@ class connection {
   options opts_;
   pg_conn* conn_ = nullptr;
   std::unordered_map<std::string, std::string> prepared_;  // sql -> statement name
-  // Statements not sent yet (defer(), SAVEPOINT): they go out in the round trip of the next
-  // statement that waits for its answer, which reports their failure.
-  std::vector<deferred_statement> deferred_;
+  // Statements not sent yet (BEGIN, SAVEPOINT, defer()): they go out in the round trip of the
+  // next statement that waits for its answer, which reports their failure.
+  std::vector<statement> deferred_;
   std::uint64_t savepoints_ = 0;  // savepoints opened: each is named by its number
   // A round trip broke off in the open transaction: nothing more runs on the connection until
   // ensure_connected() resets it, once the transaction has unwound.
