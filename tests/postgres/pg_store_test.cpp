@@ -5,7 +5,11 @@
 #include "pg_cluster.hpp"
 #include "tests/support/interaction_store_contract.hpp"
 
+#include <libpq-fe.h>
+
+#include <cstdio>
 #include <future>
+#include <string_view>
 
 namespace exactly::server {
 namespace {
@@ -16,6 +20,58 @@ INSTANTIATE_TEST_SUITE_P(engines, interaction_store_contract,
                                pg::options{test::test_cluster().fresh_schema()});
                          })),
                          [](const auto&) { return std::string("postgres"); });
+
+// Round trips `fn` makes on `store`'s connection: the Syncs and simple Queries in libpq's trace.
+template <class F>
+int round_trips(pg_store& store, F fn) {
+  std::FILE* f = std::tmpfile();
+  PQtrace(store.connection().native(), f);
+  PQsetTraceFlags(store.connection().native(), PQTRACE_SUPPRESS_TIMESTAMPS);
+  fn();
+  PQuntrace(store.connection().native());
+  std::rewind(f);
+  int n = 0;
+  char line[4096];
+  while (std::fgets(line, sizeof line, f)) {
+    const std::string_view l(line);
+    if (l.starts_with("F\t") && (l.find("\tSync") != l.npos || l.find("\tQuery") != l.npos))
+      ++n;
+  }
+  std::fclose(f);
+  return n;
+}
+
+// A request as the connector carries it out in a commit group: its savepoint, the lock on its id
+// and its lookup go out together; what it writes goes with its RELEASE. A PUT of an unknown id
+// reads the clock floor and its owner's load with the lookup: two round trips; a DELETE of a
+// known id two.
+TEST(pg_store_round_trips, a_put_and_a_delete_are_two_round_trips_each) {
+  pg_store s({test::test_cluster().fresh_schema()});
+  pg::transaction group(s.connection());
+  const auto put = [&](const std::string& id) {
+    auto tx = s.begin(true);
+    s.lock_id("/r/{id}", id);
+    const put_lookup l = s.find_for_put("/r/{id}", id, "alice");
+    EXPECT_FALSE(l.known);
+    s.insert_staged("/r/{id}", id, "alice", t0, t0, "text/plain", "b", "h");
+    tx->commit();
+  };
+  const auto del = [&](const std::string& id) {
+    auto tx = s.begin(true);
+    s.lock_id("/r/{id}", id);
+    EXPECT_TRUE(s.find_facts("/r/{id}", id));
+    s.put_tombstone("/r/{id}", id, "alice", t0, tombstone_reason::deleted, t0);
+    tx->commit();
+  };
+  put("a");  // prepares the statements, in the round trips that use them first
+  del("a");
+  EXPECT_EQ(round_trips(s, [&] { put("b"); }), 2);
+  EXPECT_EQ(round_trips(s, [&] { del("b"); }), 2);
+  group.commit();
+  auto tx = s.begin(true);
+  EXPECT_EQ(s.find_facts("/r/{id}", "b")->state, id_state::tombstone);
+  EXPECT_EQ(s.staged_of("alice").rows, 0);
+}
 
 class pg_store_shared : public ::testing::Test {
  protected:

@@ -265,6 +265,32 @@ TEST_P(interaction_store_contract, clock_floor_only_rises_and_commits_with_its_t
   EXPECT_EQ(in_tx([&] { return store_->clock_floor(); }), t0 + 50);
 }
 
+// find_for_put answers as find_facts, clock_floor and staged_of would, in its transaction: what
+// the transaction wrote before it (a staged row, the floor) included.
+TEST_P(interaction_store_contract, find_for_put_answers_as_the_three_lookups) {
+  in_tx([&] {
+    store_->insert_staged("/r/{id}", "a", "alice", t0, t0, "text/plain", "four", "h");
+    store_->raise_clock_floor(t0 + 20);
+  });
+  const put_lookup unknown = in_tx([&] {
+    store_->insert_staged("/r/{id}", "b", "alice", t0, t0 + 5, "", "xy", "");
+    store_->raise_clock_floor(t0 + 30);
+    return store_->find_for_put("/r/{id}", "c", "alice");
+  });
+  EXPECT_FALSE(unknown.known);
+  EXPECT_EQ(unknown.clock_floor, t0 + 30);
+  EXPECT_EQ(unknown.load.rows, 2);
+  EXPECT_EQ(unknown.load.bytes, 6);
+  EXPECT_EQ(in_tx([&] { return store_->find_for_put("/r/{id}", "c", "bob"); }).load.rows, 0);
+  const put_lookup known = in_tx([&] { return store_->find_for_put("/r/{id}", "a", "alice"); });
+  ASSERT_TRUE(known.known);
+  EXPECT_EQ(known.known->state, id_state::staged);
+  EXPECT_EQ(known.known->owner, "alice");
+  EXPECT_EQ(known.known->state_since_ms, t0);
+  EXPECT_EQ(known.known->request_content_type, "text/plain");
+  EXPECT_EQ(known.known->request_sha256, "h");
+}
+
 TEST_P(interaction_store_contract, staged_bytes_follow_every_way_in_and_out) {
   const timing t{};
   auto bytes = [&](const char* owner) {
