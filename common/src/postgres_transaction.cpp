@@ -54,11 +54,15 @@ void transaction::rollback() noexcept {
   }
   if (!sent)
     return;  // nothing of it reached the server
-  const std::string sql =
-      level_ == 1 ? std::string("ROLLBACK")
-                  : "ROLLBACK TO SAVEPOINT " + savepoint_ + "; RELEASE SAVEPOINT " + savepoint_;
+  if (level_ > 1) {
+    // Sent with the next round trip, ahead of anything after it (and reported there if it
+    // fails): a savepoint's rollback is news to no one.
+    queued.push_back({"ROLLBACK TO SAVEPOINT " + savepoint_, {}, false});
+    queued.push_back({"RELEASE SAVEPOINT " + savepoint_, {}, false});
+    return;
+  }
   // Fails harmlessly when the connection is gone: the server rolls back what it had.
-  PQclear(PQexec(db_->conn_, sql.c_str()));
+  PQclear(PQexec(db_->conn_, "ROLLBACK"));
 }
 
 void transaction::commit() {

@@ -3,7 +3,9 @@
 // One engine per database: SQLite (sqlite_store) or PostgreSQL (pg_store), several connector
 // processes then sharing one database. Every call except begin() and available() runs inside the
 // transaction begin() opened, on that thread. Failures throw the engine's storage_error (storage
-// trouble when storage_failure()); a broken invariant throws std::logic_error.
+// trouble when storage_failure()); a broken invariant throws std::logic_error. A write whose
+// answer no one reads may report its failure later, at the latest from its commit (PostgreSQL
+// sends it with the next round trip).
 
 #include <exactly/server/connector_types.hpp>
 #include <exactly/server/stored_response.hpp>
@@ -109,6 +111,8 @@ class interaction_store {
   virtual void insert_staged(std::string_view route, std::string_view id, std::string_view owner,
                              std::int64_t id_ms, std::int64_t now_ms, std::string_view content_type,
                              std::string_view body, std::string_view sha256) = 0;
+  // The staged row executed with `response`. A row not staged is refused: std::logic_error
+  // here, or the engine's error at the latest from the commit it goes with.
   virtual void mark_executed(std::string_view route, std::string_view id,
                              const stored_response& response, std::int64_t now_ms) = 0;
   // Turns the row into a tombstone (dropping bodies), inserting one if the id is unknown.

@@ -101,6 +101,21 @@ constexpr pg::migration schema[] = {
      "  INSERT INTO exactly_row_counts(kind, shard, n) VALUES (k, pg_backend_pid() % 16, d)"
      "  ON CONFLICT (kind, shard) DO UPDATE SET n = exactly_row_counts.n + excluded.n;"
      " END $$;"},
+    // A staged row executed, or an error if it is not staged: sent with the request's RELEASE,
+    // whose failure then reports it (pg_store::mark_executed).
+    {5,
+     "CREATE FUNCTION exactly_mark_executed(p_route TEXT, p_id TEXT, p_now_ms BIGINT,"
+     " p_status INTEGER, p_content_type BYTEA, p_body BYTEA) RETURNS void"
+     " LANGUAGE plpgsql AS $$ BEGIN"
+     "  UPDATE exactly_interactions SET state = 2, state_since_ms = p_now_ms,"
+     "   response_status = p_status, response_content_type = p_content_type,"
+     "   response_body = p_body, request_body = NULL"
+     "   WHERE route = p_route AND id = p_id AND state = 1;"
+     "  IF NOT FOUND THEN"
+     "   RAISE EXCEPTION 'mark_executed: interaction % % is not staged', p_route, p_id"
+     "    USING ERRCODE = 'XX000';"
+     "  END IF;"
+     " END $$;"},
 };
 
 }  // namespace

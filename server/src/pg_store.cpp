@@ -134,14 +134,9 @@ void pg_store::insert_staged(std::string_view route, std::string_view id, std::s
 
 void pg_store::mark_executed(std::string_view route, std::string_view id,
                              const stored_response& response, std::int64_t now_ms) {
-  const std::int64_t changed = db_.execute(
-      "UPDATE exactly_interactions SET state = 2, state_since_ms = $1, response_status = $2,"
-      " response_content_type = $3, response_body = $4, request_body = NULL"
-      " WHERE route = $5 AND id = $6 AND state = 1",
-      now_ms, response.status, pg::bytes{response.content_type}, pg::bytes{response.body}, route,
-      id);
-  if (changed != 1)
-    throw std::logic_error("mark_executed: interaction is not staged");
+  // Reported by the RELEASE or COMMIT it goes with if the row is not staged (SQLSTATE XX000).
+  db_.defer("SELECT exactly_mark_executed($1, $2, $3, $4, $5, $6)", route, id, now_ms,
+            response.status, pg::bytes{response.content_type}, pg::bytes{response.body});
 }
 
 void pg_store::put_tombstone(std::string_view route, std::string_view id, std::string_view owner,

@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -92,6 +93,31 @@ TEST_F(postgres_deferred_test, savepoints_and_a_lock_go_out_with_the_next_statem
             }),
             0);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 7);
+}
+
+// A savepoint's rollback goes out with the next round trip, ahead of it: the next statement
+// already sees the rolled-back work gone, and a failed one's transaction works again.
+TEST_F(postgres_deferred_test, a_savepoints_rollback_goes_with_the_next_round_trip) {
+  db.execute("INSERT INTO t VALUES (1)");
+  pg::transaction group(db);
+  std::optional<pg::transaction> read(std::in_place, db);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
+  EXPECT_EQ(round_trips([&] { read.reset(); }), 0);
+  {
+    pg::transaction failed(db);
+    db.execute("INSERT INTO t VALUES (2)");
+    EXPECT_THROW(db.execute("INSERT INTO t VALUES (1)"), pg::error);  // a duplicate key
+  }
+  // ROLLBACK TO and RELEASE (twice: the two savepoints above), SAVEPOINT and the count.
+  EXPECT_EQ(round_trips([&] {
+              pg::transaction next(db);
+              EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
+              db.defer("INSERT INTO t VALUES ($1)", 3);
+              next.commit();
+            }),
+            2);
+  group.commit();
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 2);  // 1 and 3
 }
 
 // Statements whose answers are all wanted go out in one round trip and run in order, each seeing

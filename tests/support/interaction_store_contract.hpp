@@ -90,11 +90,22 @@ TEST_P(interaction_store_contract, stage_execute_tombstone) {
   EXPECT_EQ(rec->request_body, "");
 }
 
+// Refused by the call or, at the latest, by the commit it goes with; the first response stays.
 TEST_P(interaction_store_contract, executing_twice_is_refused) {
   in_tx([&] { store_->insert_staged("/r/{id}", "a", "alice", t0, t0, "", "", ""); });
-  in_tx([&] { store_->mark_executed("/r/{id}", "a", {}, t0); });
-  auto tx = store_->begin(true);
-  EXPECT_THROW(store_->mark_executed("/r/{id}", "a", {}, t0), std::logic_error);
+  in_tx([&] { store_->mark_executed("/r/{id}", "a", {200, "text/plain", "first"}, t0); });
+  EXPECT_ANY_THROW(in_tx([&] {
+    store_->mark_executed("/r/{id}", "a", {201, "text/plain", "second"}, t0 + 1);
+  }));
+  EXPECT_ANY_THROW(in_tx([&] {
+    store_->mark_executed("/r/{id}", "never", {200, "", ""}, t0 + 1);
+  }));
+  const auto rec = in_tx([&] { return store_->find("/r/{id}", "a"); });
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->response.status, 200u);
+  EXPECT_EQ(rec->response.body, "first");
+  EXPECT_EQ(rec->state_since_ms, t0);
+  EXPECT_FALSE(in_tx([&] { return store_->find("/r/{id}", "never"); }));
 }
 
 TEST_P(interaction_store_contract, after_commit_hooks_run_once_the_outermost_commit_is_done) {
