@@ -192,12 +192,12 @@ std::int64_t pg_store::clock_floor() {
 }
 
 void pg_store::raise_clock_floor(std::int64_t ms) {
-  db_.execute("UPDATE exactly_clock SET high_water_ms = $1 WHERE high_water_ms < $1", ms);
+  db_.defer("UPDATE exactly_clock SET high_water_ms = $1 WHERE high_water_ms < $1", ms);
 }
 
 void pg_store::outbox_add(std::string_view type, std::string_view body, std::string_view source,
                           std::int64_t now_ms) {
-  db_.execute(
+  db_.defer(  // as insert_staged
       "INSERT INTO exactly_server_outbox(type, body, source, created_ms, next_attempt_ms)"
       " VALUES($1, $2, $3, $4, 0)",
       type, body, source, now_ms);
@@ -226,19 +226,19 @@ bool pg_store::outbox_claim(std::int64_t seq, std::int64_t now_ms) {
 }
 
 void pg_store::outbox_remove(std::int64_t seq) {
-  db_.execute("DELETE FROM exactly_server_outbox WHERE seq = $1", seq);
+  db_.defer("DELETE FROM exactly_server_outbox WHERE seq = $1", seq);
 }
 
 void pg_store::outbox_retry_later(std::int64_t seq, std::int64_t next_attempt_ms,
                                   std::string_view error) {
-  db_.execute(
+  db_.defer(
       "UPDATE exactly_server_outbox SET attempts = attempts + 1, next_attempt_ms = $1,"
       " last_error = $2 WHERE seq = $3",
       next_attempt_ms, pg::bytes{error}, seq);
 }
 
 void pg_store::outbox_dead_letter(std::int64_t seq, std::string_view error, std::int64_t now_ms) {
-  db_.execute(
+  db_.defer(
       "INSERT INTO exactly_server_dead_letters(seq, type, body, source, created_ms, attempts,"
       " error, failed_ms) SELECT seq, type, body, source, created_ms, attempts + 1, $1::bytea, "
       "$2::bigint"
