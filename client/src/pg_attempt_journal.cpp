@@ -36,7 +36,7 @@ class pg_journal final : public journal_engine {
       ids.push_back(e.request_id);
       urls.push_back(e.url);
     }
-    db_.execute(
+    db_.write(
         "INSERT INTO exactly_attempts(request_id, endpoint, url, created_ms)"
         " SELECT id, $2, url, $4 FROM unnest($1::text[], $3::text[]) AS e(id, url)"
         " ON CONFLICT DO NOTHING",
@@ -48,7 +48,7 @@ class pg_journal final : public journal_engine {
       return;
     pg::transaction tx(db_);
     for (const journal_entry& e : entries)
-      db_.execute("DELETE FROM exactly_attempts WHERE request_id = $1", e.request_id);
+      db_.write("DELETE FROM exactly_attempts WHERE request_id = $1", e.request_id);
     tx.commit();
   }
 

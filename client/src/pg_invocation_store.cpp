@@ -40,13 +40,13 @@ class pg_invocation_engine final : public invocation_engine {
 
   void insert(const stored_invocation& row, int state, std::int64_t now_ms) override {
     if (!row.body) {
-      db_.execute(
+      db_.write(
           "INSERT INTO exactly_invocations(request_id, endpoint, url, follow_up, state, due_ms,"
           " created_ms) VALUES($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
           row.request_id, row.endpoint, row.url, row.follow_up, state, now_ms, now_ms);
       return;
     }
-    db_.execute(
+    db_.write(
         "INSERT INTO exactly_invocations(request_id, endpoint, url, follow_up, state, due_ms,"
         " created_ms, body, content_type) VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9)"
         " ON CONFLICT DO NOTHING",
@@ -100,14 +100,14 @@ class pg_invocation_engine final : public invocation_engine {
 
   void retry_later(std::string_view request_id, std::int64_t due_ms,
                    std::string_view error) override {
-    db_.execute(
+    db_.write(
         "UPDATE exactly_invocations SET attempts = attempts + 1, due_ms = $1, last_error = $2"
         " WHERE request_id = $3",
         due_ms, error, request_id);
   }
 
   void remove(std::string_view request_id) override {
-    db_.execute("DELETE FROM exactly_invocations WHERE request_id = $1", request_id);
+    db_.write("DELETE FROM exactly_invocations WHERE request_id = $1", request_id);
   }
 
   std::int64_t pending() override {
@@ -134,13 +134,13 @@ class pg_invocation_engine final : public invocation_engine {
   }
 
   void record_staged_until(std::string_view request_id, std::int64_t until_ms) override {
-    db_.execute("UPDATE exactly_invocations SET staged_until_ms = $1 WHERE request_id = $2",
-                until_ms, request_id);
+    db_.write("UPDATE exactly_invocations SET staged_until_ms = $1 WHERE request_id = $2", until_ms,
+              request_id);
   }
 
   void record_response_until(std::string_view request_id, std::int64_t until_ms) override {
-    db_.execute("UPDATE exactly_invocations SET response_until_ms = $1 WHERE request_id = $2",
-                until_ms, request_id);
+    db_.write("UPDATE exactly_invocations SET response_until_ms = $1 WHERE request_id = $2",
+              until_ms, request_id);
   }
 
  private:

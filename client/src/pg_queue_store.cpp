@@ -78,18 +78,18 @@ class pg_queue_engine final : public queue_engine {
   }
 
   void consume(std::int64_t seq) override {
-    db_.execute("DELETE FROM exactly_queue WHERE seq = $1", seq);
+    db_.write("DELETE FROM exactly_queue WHERE seq = $1", seq);
   }
 
   void retry_later(std::int64_t seq, std::int64_t retry_at_ms, std::string_view error) override {
-    db_.execute(
+    db_.write(
         "UPDATE exactly_queue SET attempts = attempts + 1, due_ms = $1, last_error = $2"
         " WHERE seq = $3",
         retry_at_ms, error, seq);
   }
 
   void move_to_errors(std::int64_t seq, std::string_view error, std::int64_t now_ms) override {
-    db_.execute(
+    db_.write(
         "INSERT INTO exactly_error_queue(endpoint, message_id, type, headers, body, attempts,"
         " error, failed_ms) SELECT endpoint, message_id, type, headers, body, attempts + 1,"
         " $1::text, $2::bigint FROM exactly_queue WHERE seq = $3",
@@ -98,12 +98,12 @@ class pg_queue_engine final : public queue_engine {
   }
 
   void set_headers(std::int64_t seq, const nlohmann::json& headers) override {
-    db_.execute("UPDATE exactly_queue SET headers = $1 WHERE seq = $2", headers.dump(), seq);
+    db_.write("UPDATE exactly_queue SET headers = $1 WHERE seq = $2", headers.dump(), seq);
   }
 
   void add_error(std::string_view endpoint, const message& m, int attempts, std::string_view error,
                  std::int64_t now_ms) override {
-    db_.execute(
+    db_.write(
         "INSERT INTO exactly_error_queue(endpoint, message_id, type, headers, body, attempts,"
         " error, failed_ms) VALUES($1, $2, $3, $4, $5, $6, $7, $8)",
         endpoint, m.id, m.type, m.headers.dump(), m.body.dump(), attempts, error, now_ms);
@@ -123,7 +123,7 @@ class pg_queue_engine final : public queue_engine {
   }
 
   bool requeue_error(std::int64_t error_seq, std::int64_t now_ms) override {
-    db_.execute(
+    db_.write(
         "INSERT INTO exactly_queue(endpoint, message_id, type, headers, body, due_ms)"
         " SELECT endpoint, message_id, type, headers, body, $1::bigint FROM exactly_error_queue"
         " WHERE seq = $2 ON CONFLICT(endpoint, message_id) DO NOTHING",

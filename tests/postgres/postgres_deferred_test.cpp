@@ -120,6 +120,20 @@ TEST_F(postgres_deferred_test, a_savepoints_rollback_goes_with_the_next_round_tr
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 2);  // 1 and 3
 }
 
+// write(): at once outside a transaction; inside one, with the next round trip (here the COMMIT).
+TEST_F(postgres_deferred_test, a_write_runs_at_once_outside_a_transaction_and_waits_inside) {
+  EXPECT_EQ(round_trips([&] { db.write("INSERT INTO t VALUES ($1)", 1); }), 1);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
+  pg::transaction tx(db);
+  EXPECT_EQ(round_trips([&] {
+              db.write("INSERT INTO t VALUES ($1)", 2);
+              db.write("INSERT INTO t VALUES ($1)", 3);
+            }),
+            0);
+  EXPECT_EQ(round_trips([&] { tx.commit(); }), 1);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 3);
+}
+
 // Statements whose answers are all wanted go out in one round trip and run in order, each seeing
 // what the ones before it did; the first failure is thrown and nothing after it runs.
 TEST_F(postgres_deferred_test, statements_run_together_in_order_in_one_round_trip) {

@@ -163,6 +163,15 @@ class connection {
       throw std::logic_error("pg::connection::defer outside a transaction");
     deferred_.push_back(bound(sql, args...));
   }
+  // A statement whose rows and count no one reads: deferred inside a transaction, run at once
+  // outside one.
+  template <class... A>
+  void write(std::string_view sql, const A&... args) {
+    if (depth_ == 0)
+      query(sql, args...);
+    else
+      defer(sql, args...);
+  }
 
   // True while a transaction is open (also one that failed, and one whose BEGIN is not sent yet).
   bool in_transaction() const;
