@@ -122,8 +122,9 @@ TEST_F(postgres_deferred_test, a_savepoints_rollback_goes_with_the_next_round_tr
 
 // write(): at once outside a transaction; inside one, with the next round trip (here the COMMIT).
 TEST_F(postgres_deferred_test, a_write_runs_at_once_outside_a_transaction_and_waits_inside) {
-  EXPECT_EQ(round_trips([&] { db.write("INSERT INTO t VALUES ($1)", 1); }), 1);
-  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
+  db.write("INSERT INTO t VALUES ($1)", 1);  // prepares it, in a round trip of its own
+  EXPECT_EQ(round_trips([&] { db.write("INSERT INTO t VALUES ($1)", 4); }), 1);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 2);
   pg::transaction tx(db);
   EXPECT_EQ(round_trips([&] {
               db.write("INSERT INTO t VALUES ($1)", 2);
@@ -131,7 +132,7 @@ TEST_F(postgres_deferred_test, a_write_runs_at_once_outside_a_transaction_and_wa
             }),
             0);
   EXPECT_EQ(round_trips([&] { tx.commit(); }), 1);
-  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 3);
+  EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 4);
 }
 
 // Statements whose answers are all wanted go out in one round trip and run in order, each seeing
