@@ -3,13 +3,10 @@
 // request holds.
 #include "server/src/pg_store.hpp"
 #include "pg_cluster.hpp"
+#include "pg_round_trips.hpp"
 #include "tests/support/interaction_store_contract.hpp"
 
-#include <libpq-fe.h>
-
-#include <cstdio>
 #include <future>
-#include <string_view>
 
 namespace exactly::server {
 namespace {
@@ -20,26 +17,6 @@ INSTANTIATE_TEST_SUITE_P(engines, interaction_store_contract,
                                pg::options{test::test_cluster().fresh_schema()});
                          })),
                          [](const auto&) { return std::string("postgres"); });
-
-// Round trips `fn` makes on `store`'s connection: the Syncs and simple Queries in libpq's trace.
-template <class F>
-int round_trips(pg_store& store, F fn) {
-  std::FILE* f = std::tmpfile();
-  PQtrace(store.connection().native(), f);
-  PQsetTraceFlags(store.connection().native(), PQTRACE_SUPPRESS_TIMESTAMPS);
-  fn();
-  PQuntrace(store.connection().native());
-  std::rewind(f);
-  int n = 0;
-  char line[4096];
-  while (std::fgets(line, sizeof line, f)) {
-    const std::string_view l(line);
-    if (l.starts_with("F\t") && (l.find("\tSync") != l.npos || l.find("\tQuery") != l.npos))
-      ++n;
-  }
-  std::fclose(f);
-  return n;
-}
 
 // A request as the connector carries it out in a commit group: its savepoint, the lock on its id
 // and its lookup go out together; what it writes goes with its RELEASE. A PUT of an unknown id
@@ -65,8 +42,8 @@ TEST(pg_store_round_trips, a_put_and_a_delete_are_two_round_trips_each) {
   };
   put("a");  // prepares the statements, in the round trips that use them first
   del("a");
-  EXPECT_EQ(round_trips(s, [&] { put("b"); }), 2);
-  EXPECT_EQ(round_trips(s, [&] { del("b"); }), 2);
+  EXPECT_EQ(test::round_trips(s.connection(), [&] { put("b"); }), 2);
+  EXPECT_EQ(test::round_trips(s.connection(), [&] { del("b"); }), 2);
   group.commit();
   auto tx = s.begin(true);
   EXPECT_EQ(s.find_facts("/r/{id}", "b")->state, id_state::tombstone);

@@ -7,14 +7,11 @@
 #include <exactly/common/postgres.hpp>
 
 #include "pg_cluster.hpp"
+#include "pg_round_trips.hpp"
 
 #include <gtest/gtest.h>
-#include <libpq-fe.h>
 
-#include <cstdio>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <vector>
 
 namespace exactly {
@@ -27,21 +24,7 @@ class postgres_deferred_test : public ::testing::Test {
   // Round trips made by `fn`.
   template <class F>
   int round_trips(F fn) {
-    std::FILE* f = std::tmpfile();
-    PQtrace(db.native(), f);
-    PQsetTraceFlags(db.native(), PQTRACE_SUPPRESS_TIMESTAMPS);
-    fn();
-    PQuntrace(db.native());
-    std::rewind(f);
-    int n = 0;
-    char line[4096];
-    while (std::fgets(line, sizeof line, f)) {
-      const std::string_view l(line);
-      if (l.starts_with("F\t") && (l.find("\tSync") != l.npos || l.find("\tQuery") != l.npos))
-        ++n;
-    }
-    std::fclose(f);
-    return n;
+    return test::round_trips(db, fn);
   }
 
   pg::connection db{{test::test_cluster().fresh_schema()}};
