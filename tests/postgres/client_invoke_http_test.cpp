@@ -13,11 +13,13 @@
 #include <exactly/client/runtime.hpp>
 #include <exactly/common/request_id.hpp>
 #include <exactly/common/sqlite.hpp>
+#include <exactly/common/storage_error.hpp>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <future>
+#include <stdexcept>
 #include <thread>
 
 namespace exactly::test {
@@ -157,6 +159,42 @@ TEST_F(postgres_invoke_http, an_invoke_rolled_back_inside_a_committed_handler_is
   EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200 AND n = 1"), 1);
   EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
   EXPECT_EQ(q("SELECT count(*) FROM exactly_attempts"), 0);
+}
+
+// A write the batch makes at its own level (a failed attempt's retry record) goes with the next
+// round trip; when it fails there, the batch fails as storage trouble: nothing of it commits, no
+// PUT goes out, and no message is charged with an attempt.
+TEST_F(postgres_invoke_http, a_failed_write_at_the_batchs_level_fails_the_whole_batch) {
+  echo_server server(cfg_);
+  auto ep = billing(db(), server.port());
+  ep->on("fails", [](client::handler_context&) { throw std::runtime_error("the handler fails"); });
+  client::send_in_transaction(db(), "billing", {.id = "f", .type = "fails", .body = {}});
+  queue_bills(1);
+  exec_sql(db(),
+           "CREATE FUNCTION refuse_retry() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+           " IF NEW.attempts > OLD.attempts THEN RAISE EXCEPTION 'retry refused'; END IF;"
+           " RETURN NEW; END $$;"
+           "CREATE TRIGGER refuse_retry BEFORE UPDATE ON exactly_queue"
+           " FOR EACH ROW EXECUTE FUNCTION refuse_retry()");
+  try {
+    ep->process_due();
+    ADD_FAILURE() << "the refused retry record did not fail the batch";
+  } catch (const storage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("retry refused"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(server.executions_total(), 0);
+  EXPECT_EQ(server.rows().staged, 0);
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 2);
+  EXPECT_EQ(q("SELECT max(attempts) FROM exactly_queue"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  exec_sql(db(), "DROP TRIGGER refuse_retry ON exactly_queue");
+  quiesce(*ep);  // "f" fails its five attempts, the bill goes through once
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200 AND n = 1"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 0);
 }
 
 // The journal entry is committed by a connection of its own: visible to others while the
