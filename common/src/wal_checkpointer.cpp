@@ -84,10 +84,50 @@ void wal_checkpointer::request() {
 }
 
 void wal_checkpointer::checkpoint_here(sqlite3* db, const char* schema) {
+  {
+    // Until the thread copies again, no commit of this WAL checkpoints early once more: a reader
+    // that holds the copy back would otherwise have every commit pay a checkpoint's fsyncs.
+    const std::lock_guard lock(copied_mutex_);
+    copied_any_ = false;
+  }
   int log_frames = -1;
   const int rc =
       sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, &log_frames, nullptr);
   note(rc, log_frames, db);
+}
+
+bool wal_checkpointer::copied_all_but(int frames, int rest) {
+  if (!copied_any_.load(std::memory_order_relaxed))
+    return false;
+  const std::lock_guard lock(copied_mutex_);
+  return copied_any_ && copied_log_ <= frames && frames - copied_frames_ <= rest;
+}
+
+void wal_checkpointer::wal_started_over() {
+  if (!copied_any_.load(std::memory_order_relaxed))
+    return;
+  const std::lock_guard lock(copied_mutex_);
+  ++wal_starts_;
+  copied_any_ = false;
+}
+
+void wal_checkpointer::checkpoint_on_thread() {
+  int starts = 0;
+  {
+    const std::lock_guard lock(copied_mutex_);
+    starts = wal_starts_;
+  }
+  int log_frames = -1;
+  int copied = -1;
+  const int rc =
+      sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
+  note(rc, log_frames, db_);
+  const std::lock_guard lock(copied_mutex_);
+  if (rc == SQLITE_OK && log_frames >= 0 && wal_starts_ == starts) {  // else of a WAL now gone
+    copied_log_ = log_frames;
+    copied_frames_ = copied;
+    copied_any_ = true;
+  }
 }
 
 void wal_checkpointer::note(int rc, int log_frames, sqlite3* db) {
@@ -111,7 +151,7 @@ void wal_checkpointer::run() {
     requested_ = false;
     lock.unlock();
     if (!failed_)
-      checkpoint_here(db_, nullptr);
+      checkpoint_on_thread();
     lock.lock();
   }
 }
@@ -127,9 +167,11 @@ int checkpoint_hook::on_commit(void* self, sqlite3* db, const char* schema, int 
   const auto& h = *static_cast<checkpoint_hook*>(self);
   if (h.checkpointer_->failed())
     return SQLITE_OK;
-  if (frames >= h.finish_pages_)
+  if (frames < h.pages_)  // the WAL grows until it starts over, so this one is new
+    h.checkpointer_->wal_started_over();
+  else if (frames >= h.finish_pages_ || h.checkpointer_->copied_all_but(frames, h.pages_ / 4))
     h.checkpointer_->checkpoint_here(db, schema);
-  else if (frames >= h.pages_)
+  else
     h.checkpointer_->request();
   return SQLITE_OK;
 }

@@ -34,17 +34,31 @@ class wal_checkpointer {
   void request();
   // A checkpoint by `db` (a writer on the file) of what the thread has not copied yet.
   void checkpoint_here(sqlite3* db, const char* schema);
+  // Whether the thread's last checkpoint of the current WAL left at most `rest` of its `frames`
+  // frames to copy.
+  bool copied_all_but(int frames, int rest);
+  // Tells that the WAL has started over: what the thread copied of the one before counts no more.
+  void wal_started_over();
   // Whether a checkpoint failed: none runs any more.
   bool failed() const { return failed_; }
 
  private:
   void run();
+  // The thread's checkpoint; notes what it copied of the WAL.
+  void checkpoint_on_thread();
   // Notes the result `rc` of a checkpoint by `db`; on a failure, stops every later one.
   void note(int rc, int log_frames, sqlite3* db);
 
   std::string file_;
   sqlite3* db_ = nullptr;
   std::atomic<bool> failed_{false};
+  // What the thread's last checkpoint found in the WAL and copied of it, in frames, and the count
+  // of the WAL's starts over that it read before it began (under copied_mutex_).
+  std::mutex copied_mutex_;
+  int wal_starts_ = 0;
+  int copied_log_ = 0;
+  int copied_frames_ = 0;
+  std::atomic<bool> copied_any_{false};
   std::mutex mutex_;
   std::condition_variable wake_;
   bool requested_ = false;
@@ -53,11 +67,12 @@ class wal_checkpointer {
 };
 
 // What a connection installs in place of SQLite's automatic checkpoint: from `pages` pages in the
-// WAL, each commit asks the file's checkpointer for a checkpoint; from `finish_pages`, the
-// committing connection checkpoints itself instead (what the thread has not copied yet), since
-// under a steady stream of commits only a writer, between two of its own, can copy the WAL to its
-// end and so let it start over. Needs 0 < pages < finish_pages; throws what
-// wal_checkpointer::of() throws.
+// WAL, each commit asks the file's checkpointer for a checkpoint; once the thread has copied all
+// but a quarter of `pages` of the WAL, or from `finish_pages` in any case, the committing
+// connection checkpoints itself instead (what the thread has not copied yet), since under a
+// steady stream of commits only a writer, between two of its own, can copy the WAL to its end and
+// so let it start over. Needs 0 < pages < finish_pages; throws what wal_checkpointer::of()
+// throws.
 class checkpoint_hook {
  public:
   checkpoint_hook(sqlite3* db, int pages, int finish_pages);

@@ -119,6 +119,26 @@ TEST_F(wal_checkpoint_test, the_wal_starts_over_under_a_steady_stream_of_commits
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), rows + 1);
 }
 
+// Under a steady stream of commits the thread's copy never reaches the WAL's end (commits go on
+// meanwhile), but once it has copied all but a quarter of checkpoint_pages, the next commit copies
+// the rest itself: the WAL starts over soon after checkpoint_pages, not at the finishing
+// threshold (without that step it grew to 4000 frames here).
+TEST_F(wal_checkpoint_test, the_wal_starts_over_once_the_thread_has_copied_nearly_all_of_it) {
+  const sqlite::options opts{.wal_size_limit_bytes = 0};  // a WAL that starts over is cut back
+  sqlite::connection db(path(), opts);
+  create(db);
+  std::uintmax_t largest = 0;
+  bool started_over = false;
+  for (int rows = 0; !started_over && rows < 20000; ++rows) {
+    db.exec("INSERT INTO t VALUES (zeroblob(3000))");
+    const std::uintmax_t now = frames_in(wal());
+    started_over = now < largest;
+    largest = std::max(largest, now);
+  }
+  EXPECT_TRUE(started_over);
+  EXPECT_LT(largest, 3000u);
+}
+
 // A checkpoint whose fsync fails stops every later one in the process: the WAL keeps every
 // frame, past the finishing threshold, rather than start over on a database file the disk may
 // not hold.

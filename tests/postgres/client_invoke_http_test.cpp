@@ -197,6 +197,39 @@ TEST_F(postgres_invoke_http, a_failed_write_at_the_batchs_level_fails_the_whole_
   EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 0);
 }
 
+// A write a handler makes through the runtime (its invocation's row) goes with the handler's
+// RELEASE; when it fails there, the batch fails as storage trouble: the handler's own write is
+// rolled back with it, no POST goes out, and the message is not charged with an attempt. Once the
+// write goes through, the message runs its course once.
+TEST_F(postgres_invoke_http, a_failed_write_inside_a_handler_fails_the_batch_and_posts_nothing) {
+  echo_server server(cfg_);
+  auto ep = billing(db(), server.port());
+  queue_bills(1);
+  exec_sql(db(),
+           "CREATE FUNCTION refuse_invocation() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+           " RAISE EXCEPTION 'invocation refused'; END $$;"
+           "CREATE TRIGGER refuse_invocation BEFORE INSERT ON exactly_invocations"
+           " FOR EACH ROW EXECUTE FUNCTION refuse_invocation()");
+  try {
+    ep->process_due();
+    ADD_FAILURE() << "the refused invocation row did not fail the batch";
+  } catch (const storage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("invocation refused"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(server.executions_total(), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 1);
+  EXPECT_EQ(q("SELECT max(attempts) FROM exactly_queue"), 0);
+  exec_sql(db(), "DROP TRIGGER refuse_invocation ON exactly_invocations");
+  quiesce(*ep);
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200 AND n = 1"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
+}
+
 // The journal entry is committed by a connection of its own: visible to others while the
 // handler's transaction is open, and still there after that transaction rolled back, until its
 // cleanup DELETE is committed.
