@@ -31,25 +31,20 @@ class pg_journal final : public journal_engine {
 
   void record(std::string_view endpoint, const std::vector<journal_entry>& entries,
               std::int64_t now_ms) override {
-    std::vector<std::string> ids, urls;  // one statement, one round trip, for them all
-    for (const journal_entry& e : entries) {
-      ids.push_back(e.request_id);
+    std::vector<std::string> urls;  // one statement, one round trip, for them all
+    for (const journal_entry& e : entries)
       urls.push_back(e.url);
-    }
     db_.write(
         "INSERT INTO exactly_attempts(request_id, endpoint, url, created_ms)"
         " SELECT id, $2, url, $4 FROM unnest($1::text[], $3::text[]) AS e(id, url)"
         " ON CONFLICT DO NOTHING",
-        pg_text_array(ids), endpoint, pg_text_array(urls), now_ms);
+        ids_of(entries), endpoint, pg_text_array(urls), now_ms);
   }
 
   void forget(const std::vector<journal_entry>& entries) override {
     if (entries.empty())
       return;
-    pg::transaction tx(db_);
-    for (const journal_entry& e : entries)
-      db_.write("DELETE FROM exactly_attempts WHERE request_id = $1", e.request_id);
-    tx.commit();
+    db_.write("DELETE FROM exactly_attempts WHERE request_id = ANY($1::text[])", ids_of(entries));
   }
 
   std::vector<journal_entry> older_than(std::string_view endpoint, std::int64_t cutoff_ms,
@@ -65,6 +60,13 @@ class pg_journal final : public journal_engine {
   }
 
  private:
+  // The entries' ids as one text[] parameter.
+  static std::string ids_of(const std::vector<journal_entry>& entries) {
+    std::vector<std::string> ids;
+    for (const journal_entry& e : entries)
+      ids.push_back(e.request_id);
+    return pg_text_array(ids);
+  }
   static pg::options journal_options(pg::options o) {
     o.synchronous_commit = false;  // survives the client's crash; the server's crash is the TTL's
     return o;

@@ -73,73 +73,69 @@ wal_checkpointer::~wal_checkpointer() {
   sqlite3_close(db_);
 }
 
-void wal_checkpointer::request() {
-  {
-    const std::lock_guard lock(mutex_);
-    if (requested_)
-      return;
-    requested_ = true;
-  }
-  wake_.notify_one();
-}
-
-void wal_checkpointer::checkpoint_here(sqlite3* db, const char* schema) {
-  {
-    // Until the thread copies again, no commit of this WAL checkpoints early once more: a reader
-    // that holds the copy back would otherwise have every commit pay a checkpoint's fsyncs.
-    const std::lock_guard lock(copied_mutex_);
-    copied_any_ = false;
-  }
-  int log_frames = -1;
-  const int rc =
-      sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, &log_frames, nullptr);
-  note(rc, log_frames, db);
-}
-
-bool wal_checkpointer::copied_all_but(int frames, int rest) {
-  if (!copied_any_.load(std::memory_order_relaxed))
-    return false;
-  const std::lock_guard lock(copied_mutex_);
-  return copied_any_ && copied_log_ <= frames && frames - copied_frames_ <= rest;
-}
-
-void wal_checkpointer::wal_started_over() {
-  if (!copied_any_.load(std::memory_order_relaxed))
+void wal_checkpointer::after_commit(sqlite3* db, const char* schema, int frames, int pages,
+                                    int finish_pages) {
+  if (failed_)
     return;
-  const std::lock_guard lock(copied_mutex_);
-  ++wal_starts_;
-  copied_any_ = false;
-}
-
-void wal_checkpointer::checkpoint_on_thread() {
-  int starts = 0;
+  if (frames < pages) {  // the WAL grows until it starts over, so this one is new
+    if (wal_noted_.load(std::memory_order_relaxed)) {
+      const std::lock_guard lock(mutex_);
+      copied_ = -1;
+      finished_here_ = false;
+      wal_noted_ = false;
+    }
+    return;
+  }
+  const bool finish = frames >= finish_pages;
+  bool early = false;
   {
-    const std::lock_guard lock(copied_mutex_);
-    starts = wal_starts_;
+    std::unique_lock lock(mutex_);
+    early = !finish && !finished_here_ && copied_ >= 0 && frames - copied_ <= pages / 4;
+    if (early) {
+      requested_ = false;  // this commit copies the rest: no other round is needed for it
+    } else if (!finish) {
+      if (requested_)
+        return;
+      requested_ = true;
+      lock.unlock();
+      wake_.notify_one();
+      return;
+    }
   }
   int log_frames = -1;
   int copied = -1;
-  const int rc =
-      sqlite3_wal_checkpoint_v2(db_, nullptr, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
-  note(rc, log_frames, db_);
-  const std::lock_guard lock(copied_mutex_);
-  if (rc == SQLITE_OK && log_frames >= 0 && wal_starts_ == starts) {  // else of a WAL now gone
-    copied_log_ = log_frames;
-    copied_frames_ = copied;
-    copied_any_ = true;
+  if (checkpoint(db, schema, log_frames, copied) && early) {
+    // Once per WAL: a reader that holds the copy back would otherwise have commit after commit
+    // pay a checkpoint's fsyncs; the WAL then starts over at finish_pages.
+    const std::lock_guard lock(mutex_);
+    finished_here_ = true;
+    copied_ = -1;
   }
 }
 
-void wal_checkpointer::note(int rc, int log_frames, sqlite3* db) {
-  // Busy: another checkpoint runs (the thread, or a writer's); the next ask tries again.
-  if (rc == SQLITE_BUSY || (rc == SQLITE_OK && log_frames >= 0))
-    return;
+bool wal_checkpointer::checkpoint(sqlite3* db, const char* schema, int& log_frames, int& copied) {
+  const std::unique_lock lock(checkpointing_, std::try_to_lock);
+  if (!lock || failed_)  // another one is under way, which SQLite would refuse as busy
+    return false;
+  const int rc =
+      sqlite3_wal_checkpoint_v2(db, schema, SQLITE_CHECKPOINT_PASSIVE, &log_frames, &copied);
+  return note(rc, log_frames, db);
+}
+
+bool wal_checkpointer::note(int rc, int log_frames, sqlite3* db) {
+  // Busy: another checkpoint runs (a process's); locked: `db` has a statement open. Neither is
+  // the disk's doing, and the next ask tries again.
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+    return false;
+  if (rc == SQLITE_OK && log_frames >= 0)
+    return true;
   if (!failed_.exchange(true)) {
     spdlog::critical(
         "checkpoint of {} failed ({}): no checkpoint of it runs any more while this process "
         "has it open, the WAL keeps every frame and grows until then",
         file_, rc == SQLITE_OK ? "not in WAL mode" : sqlite3_errmsg(db));
   }
+  return false;
 }
 
 void wal_checkpointer::run() {
@@ -150,9 +146,16 @@ void wal_checkpointer::run() {
       return;
     requested_ = false;
     lock.unlock();
-    if (!failed_)
-      checkpoint_on_thread();
+    int log_frames = -1;
+    int copied = -1;
+    const bool ran = checkpoint(db_, nullptr, log_frames, copied);
     lock.lock();
+    // Noted only while commits come (one asked meanwhile): a WAL copied to its end with none
+    // meanwhile starts over at the next commit by itself.
+    if (ran && requested_ && !finished_here_) {
+      copied_ = copied;
+      wal_noted_ = true;
+    }
   }
 }
 
@@ -165,14 +168,7 @@ checkpoint_hook::checkpoint_hook(sqlite3* db, int pages, int finish_pages)
 
 int checkpoint_hook::on_commit(void* self, sqlite3* db, const char* schema, int frames) {
   const auto& h = *static_cast<checkpoint_hook*>(self);
-  if (h.checkpointer_->failed())
-    return SQLITE_OK;
-  if (frames < h.pages_)  // the WAL grows until it starts over, so this one is new
-    h.checkpointer_->wal_started_over();
-  else if (frames >= h.finish_pages_ || h.checkpointer_->copied_all_but(frames, h.pages_ / 4))
-    h.checkpointer_->checkpoint_here(db, schema);
-  else
-    h.checkpointer_->request();
+  h.checkpointer_->after_commit(db, schema, frames, h.pages_, h.finish_pages_);
   return SQLITE_OK;
 }
 

@@ -30,49 +30,47 @@ class wal_checkpointer {
   wal_checkpointer(const wal_checkpointer&) = delete;
   wal_checkpointer& operator=(const wal_checkpointer&) = delete;
 
-  // Asks for a checkpoint (PASSIVE) soon; asks made while one runs bring one more after it.
-  void request();
-  // A checkpoint by `db` (a writer on the file) of what the thread has not copied yet.
-  void checkpoint_here(sqlite3* db, const char* schema);
-  // Whether the thread's last checkpoint of the current WAL left at most `rest` of its `frames`
-  // frames to copy.
-  bool copied_all_but(int frames, int rest);
-  // Tells that the WAL has started over: what the thread copied of the one before counts no more.
-  void wal_started_over();
+  // What a commit by `db` that left `frames` frames in the WAL does about them (checkpoint_hook):
+  // below `pages` nothing (the WAL has started over); from `pages` it asks the thread for a
+  // checkpoint, or copies the rest itself (what the thread has not copied yet) once the thread's
+  // last copy left at most a quarter of `pages` of this WAL uncopied (once per WAL), and always
+  // from `finish_pages`.
+  void after_commit(sqlite3* db, const char* schema, int frames, int pages, int finish_pages);
   // Whether a checkpoint failed: none runs any more.
   bool failed() const { return failed_; }
 
  private:
   void run();
-  // The thread's checkpoint; notes what it copied of the WAL.
-  void checkpoint_on_thread();
-  // Notes the result `rc` of a checkpoint by `db`; on a failure, stops every later one.
-  void note(int rc, int log_frames, sqlite3* db);
+  // A checkpoint (PASSIVE) by `db`, which sets `log_frames` and `copied`; false when none ran:
+  // another one was under way, `db` has a statement open, or one has failed.
+  bool checkpoint(sqlite3* db, const char* schema, int& log_frames, int& copied);
+  // Notes the result `rc` of a checkpoint by `db`; on a failure, stops every later one. Whether
+  // it ran.
+  bool note(int rc, int log_frames, sqlite3* db);
 
   std::string file_;
   sqlite3* db_ = nullptr;
   std::atomic<bool> failed_{false};
-  // What the thread's last checkpoint found in the WAL and copied of it, in frames, and the count
-  // of the WAL's starts over that it read before it began (under copied_mutex_).
-  std::mutex copied_mutex_;
-  int wal_starts_ = 0;
-  int copied_log_ = 0;
-  int copied_frames_ = 0;
-  std::atomic<bool> copied_any_{false};
+  // Held across each checkpoint and its note(): none starts between a failure and its note.
+  std::mutex checkpointing_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool requested_ = false;
   bool stopping_ = false;
+  // Under mutex_: the frames the thread's last checkpoint copied of the current WAL (-1: none
+  // known), and whether a commit has already copied the rest itself; wal_noted_ tells whether
+  // either is set, for the commits of a new WAL to find without the mutex.
+  int copied_ = -1;
+  bool finished_here_ = false;
+  std::atomic<bool> wal_noted_{false};
   std::thread thread_;
 };
 
-// What a connection installs in place of SQLite's automatic checkpoint: from `pages` pages in the
-// WAL, each commit asks the file's checkpointer for a checkpoint; once the thread has copied all
-// but a quarter of `pages` of the WAL, or from `finish_pages` in any case, the committing
-// connection checkpoints itself instead (what the thread has not copied yet), since under a
-// steady stream of commits only a writer, between two of its own, can copy the WAL to its end and
-// so let it start over. Needs 0 < pages < finish_pages; throws what wal_checkpointer::of()
-// throws.
+// What a connection installs in place of SQLite's automatic checkpoint: each commit tells the
+// file's checkpointer (wal_checkpointer::after_commit), since under a steady stream of commits
+// only a writer, between two of its own, can copy the WAL to its end and so let it start over.
+// Needs 0 < pages < finish_pages (the connections of one file are meant to share them); throws
+// what wal_checkpointer::of() throws.
 class checkpoint_hook {
  public:
   checkpoint_hook(sqlite3* db, int pages, int finish_pages);

@@ -55,10 +55,10 @@ struct options {
   // it into the database, with that copy's fsyncs, instead of the connection that committed
   // (SQLite's automatic checkpoint, which stays in use with 0 and for an in-memory database).
   int checkpoint_pages = 1000;
-  // Once that thread's last copy left at most a quarter of checkpoint_pages uncopied, and past
-  // this many pages in any case, the connection that commits copies what the thread has not yet,
-  // so the WAL starts over (only a writer can copy it to its end while commits keep coming): a
-  // short copy, and the fsyncs of a checkpoint. Must be above
+  // Once that thread's last copy left at most a quarter of checkpoint_pages uncopied (once per
+  // WAL), and past this many pages in any case, the connection that commits copies what the
+  // thread has not yet, so the WAL starts over (only a writer can copy it to its end while
+  // commits keep coming): a short copy, and the fsyncs of a checkpoint. Must be above
   // checkpoint_pages (std::invalid_argument). After a failed checkpoint (the disk), none of the
   // file runs while the process has it open, logged as critical: the WAL keeps every frame.
   int finish_checkpoint_pages = 4000;
