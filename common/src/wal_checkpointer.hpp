@@ -36,8 +36,6 @@ class wal_checkpointer {
   // last copy left at most a quarter of `pages` of this WAL uncopied (once per WAL), and always
   // from `finish_pages`.
   void after_commit(sqlite3* db, const char* schema, int frames, int pages, int finish_pages);
-  // Whether a checkpoint failed: none runs any more.
-  bool failed() const { return failed_; }
 
  private:
   void run();
@@ -50,7 +48,7 @@ class wal_checkpointer {
 
   std::string file_;
   sqlite3* db_ = nullptr;
-  std::atomic<bool> failed_{false};
+  std::atomic<bool> failed_{false};  // a checkpoint failed: none runs any more
   // Held across each checkpoint and its note(): none starts between a failure and its note.
   std::mutex checkpointing_;
   std::mutex mutex_;
