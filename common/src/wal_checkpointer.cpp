@@ -90,7 +90,9 @@ void wal_checkpointer::after_commit(sqlite3* db, const char* schema, int frames,
   bool early = false;
   {
     std::unique_lock lock(mutex_);
-    early = !finish && !finished_here_ && copied_ >= 0 && frames - copied_ <= pages / 4;
+    // copied_ <= frames: a note of the WAL before, whose start over no small commit saw, is left.
+    early = !finish && !finished_here_ && copied_ >= 0 && copied_ <= frames &&
+            frames - copied_ <= pages / 4;
     if (early) {
       requested_ = false;  // this commit copies the rest: no other round is needed for it
     } else if (!finish) {
