@@ -92,6 +92,28 @@ class postgres_invoke_http : public ::testing::Test {
     FAIL() << "did not quiesce";
   }
 
+  // A trigger `name`, BEFORE `event` (such as "UPDATE ON exactly_queue"), that raises `message`
+  // for each row where `when` holds.
+  void refuse_rows(const std::string& name, const std::string& event, const std::string& when,
+                   const std::string& message) {
+    exec_sql(db(), "CREATE FUNCTION " + name +
+                       "() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF " + when +
+                       " THEN RAISE EXCEPTION '" + message +
+                       "'; END IF; RETURN NEW; END $$;"
+                       "CREATE TRIGGER " +
+                       name + " BEFORE " + event + " FOR EACH ROW EXECUTE FUNCTION " + name + "()");
+  }
+
+  // One process_due() of `ep` fails as storage trouble whose message holds `message`.
+  void expect_batch_fails_with(client::endpoint& ep, const std::string& message) {
+    try {
+      ep.process_due();
+      ADD_FAILURE() << "the batch did not fail with " << message;
+    } catch (const storage_error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+
   void expect_each_once(echo_server& server, int n) {
     EXPECT_EQ(server.executions_total(), n);
     EXPECT_EQ(q("SELECT count(*) FROM bills"), n);
@@ -170,18 +192,9 @@ TEST_F(postgres_invoke_http, a_failed_write_at_the_batchs_level_fails_the_whole_
   ep->on("fails", [](client::handler_context&) { throw std::runtime_error("the handler fails"); });
   client::send_in_transaction(db(), "billing", {.id = "f", .type = "fails", .body = {}});
   queue_bills(1);
-  exec_sql(db(),
-           "CREATE FUNCTION refuse_retry() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-           " IF NEW.attempts > OLD.attempts THEN RAISE EXCEPTION 'retry refused'; END IF;"
-           " RETURN NEW; END $$;"
-           "CREATE TRIGGER refuse_retry BEFORE UPDATE ON exactly_queue"
-           " FOR EACH ROW EXECUTE FUNCTION refuse_retry()");
-  try {
-    ep->process_due();
-    ADD_FAILURE() << "the refused retry record did not fail the batch";
-  } catch (const storage_error& e) {
-    EXPECT_NE(std::string(e.what()).find("retry refused"), std::string::npos) << e.what();
-  }
+  refuse_rows("refuse_retry", "UPDATE ON exactly_queue", "NEW.attempts > OLD.attempts",
+              "retry refused");
+  expect_batch_fails_with(*ep, "retry refused");
   EXPECT_EQ(server.executions_total(), 0);
   EXPECT_EQ(server.rows().staged, 0);
   EXPECT_EQ(q("SELECT count(*) FROM bills"), 0);
@@ -205,17 +218,8 @@ TEST_F(postgres_invoke_http, a_failed_write_inside_a_handler_fails_the_batch_and
   echo_server server(cfg_);
   auto ep = billing(db(), server.port());
   queue_bills(1);
-  exec_sql(db(),
-           "CREATE FUNCTION refuse_invocation() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
-           " RAISE EXCEPTION 'invocation refused'; END $$;"
-           "CREATE TRIGGER refuse_invocation BEFORE INSERT ON exactly_invocations"
-           " FOR EACH ROW EXECUTE FUNCTION refuse_invocation()");
-  try {
-    ep->process_due();
-    ADD_FAILURE() << "the refused invocation row did not fail the batch";
-  } catch (const storage_error& e) {
-    EXPECT_NE(std::string(e.what()).find("invocation refused"), std::string::npos) << e.what();
-  }
+  refuse_rows("refuse_invocation", "INSERT ON exactly_invocations", "true", "invocation refused");
+  expect_batch_fails_with(*ep, "invocation refused");
   EXPECT_EQ(server.executions_total(), 0);
   EXPECT_EQ(q("SELECT count(*) FROM bills"), 0);
   EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
