@@ -34,19 +34,26 @@ failing=(
   "-DBROKEN_NO_REPUT -DTMAX=3"      # a 404 to the POST goes to the error queue, no re-PUT
   # the sweeper's commits are not flushed (two invocations: the other's execution and its sync
   # must make the PUT durable before the sweep that a crash takes back)
-  "-DBROKEN_UNFLUSHED_SWEEP -DK=2 -DA=1 -DTMAX=2"
+  # (-DT_REVERSE, a pan option after the "|": the transitions tried in reverse order find its
+  # violation after 0.5 million states instead of 14 million)
+  "-DBROKEN_UNFLUSHED_SWEEP -DK=2 -DA=1 -DTMAX=2 | -DT_REVERSE"
   "-DBROKEN_UNHELD_ANSWER"          # POST and GET answers go out before the sync
   "-DBROKEN_GET_UNTRACKED -DEARLY_GET"  # GET answers go out at once (POST answers still held)
 )
 if [ "${1:-}" = "--quick" ]; then passing=("-DCRASHES=0"); fi
 
-# run FLAGS: verifies one configuration; sets errors, states, seconds.
-# Checks one configuration in directory $2; writes "errors states seconds" to $2/result.
+# run "MODEL_FLAGS[ | PAN_FLAGS]" DIR: checks one configuration in directory DIR; writes
+# "errors states seconds" to DIR/result. A broken variant may name pan options that change only
+# the search order: any violation found is a real one, and it stops the search. No -DCOLLAPSE:
+# the state vector is 68 bytes, and compressing it cost a third more time for no less memory.
 run() {
   mkdir -p "$2" && cd "$2"
+  local model_flags=${1%%|*} pan_flags=
+  if [[ $1 == *"|"* ]]; then pan_flags=${1#*|}; fi
   # shellcheck disable=SC2086
-  spin -a $1 "$model" >/dev/null
-  gcc -O2 -w -DSAFETY -DCOLLAPSE -o pan pan.c
+  spin -a $model_flags "$model" >/dev/null
+  # shellcheck disable=SC2086
+  gcc -O2 -w -DSAFETY $pan_flags -o pan pan.c
   local start=$SECONDS
   ./pan -m1000000 -w26 >out.txt 2>&1 || true
   local seconds=$((SECONDS - start))
