@@ -20,6 +20,8 @@ std::condition_variable gate_cv;
 bool gate_closed = false;
 int gate_waiting = 0;
 std::atomic<bool> failing{false};
+// Checkpoints this thread started: the exclusive WAL_CKPT_LOCK (slot 1 of the WAL index) granted.
+thread_local std::uint64_t checkpoint_locks = 0;
 
 // Our file: the io methods below, then the real VFS's file right behind it.
 struct slow_file {
@@ -72,7 +74,11 @@ const sqlite3_io_methods slow_methods = {
       return real(f)->pMethods->xShmMap(real(f), page, size, extend, p);
     },
     [](sqlite3_file* f, int offset, int n, int flags) {
-      return real(f)->pMethods->xShmLock(real(f), offset, n, flags);
+      const int rc = real(f)->pMethods->xShmLock(real(f), offset, n, flags);
+      if (rc == SQLITE_OK && offset == 1 && n == 1 &&
+          flags == (SQLITE_SHM_LOCK | SQLITE_SHM_EXCLUSIVE))
+        ++checkpoint_locks;
+      return rc;
     },
     [](sqlite3_file* f) { real(f)->pMethods->xShmBarrier(real(f)); },
     [](sqlite3_file* f, int remove) { return real(f)->pMethods->xShmUnmap(real(f), remove); },
@@ -159,6 +165,10 @@ void release_syncs() {
 
 void fail_syncs(bool fail) {
   failing.store(fail);
+}
+
+std::uint64_t checkpoints_on_this_thread() {
+  return checkpoint_locks;
 }
 
 int held_syncs() {

@@ -17,6 +17,9 @@ std::uint64_t slow_syncs();
 void hold_syncs();
 void release_syncs();
 int held_syncs();
+// How many checkpoints the calling thread has started on a WAL database through the VFS (the
+// checkpoint lock taken: each one, whether it copied anything or not).
+std::uint64_t checkpoints_on_this_thread();
 // While set, every xSync fails with SQLITE_IOERR_FSYNC (a disk that cannot flush).
 void fail_syncs(bool fail);
 

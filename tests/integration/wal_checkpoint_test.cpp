@@ -44,10 +44,12 @@ class wal_checkpoint_test : public ::testing::Test {
   std::string path() const { return (dir_.path() / "c.db").string(); }
   std::string wal() const { return path() + "-wal"; }
 
+  // One commit of a row: a page of its own.
+  static void row(sqlite::connection& db) { db.exec("INSERT INTO t VALUES (zeroblob(3000))"); }
   // A table, and a first commit: the WAL exists and its header is synced.
   void create(sqlite::connection& db) {
     db.exec("CREATE TABLE t (b BLOB)");
-    db.exec("INSERT INTO t VALUES (zeroblob(3000))");
+    row(db);
   }
   // One commit per row until the WAL holds `frames` frames (or 20000 rows); the rows written.
   static std::future<int> write_until(sqlite::connection& db, const std::string& wal,
@@ -55,11 +57,26 @@ class wal_checkpoint_test : public ::testing::Test {
     return std::async(std::launch::async, [&db, wal, frames] {
       int rows = 0;
       while (frames_in(wal) < frames && rows < 20000) {  // a WAL that started over is cut back
-        db.exec("INSERT INTO t VALUES (zeroblob(3000))");
+        row(db);
         ++rows;
       }
       return rows;
     });
+  }
+
+  // Commits a row at a time until the WAL starts over (true) or `rows` rows are written; the
+  // most frames the WAL held meanwhile go to `largest`.
+  static bool start_over(sqlite::connection& db, const std::string& wal, int rows,
+                         std::uintmax_t& largest) {
+    largest = frames_in(wal);
+    for (int i = 0; i < rows; ++i) {
+      row(db);
+      const std::uintmax_t now = frames_in(wal);
+      if (now < largest)
+        return true;
+      largest = now;
+    }
+    return false;
   }
 
   temp_dir dir_;
@@ -109,7 +126,7 @@ TEST_F(wal_checkpoint_test, the_wal_starts_over_under_a_steady_stream_of_commits
   int rows = 0;
   std::uintmax_t largest = 0;
   for (; rows < 3 * opts.finish_checkpoint_pages; ++rows) {  // at least a frame a commit
-    db.exec("INSERT INTO t VALUES (zeroblob(3000))");
+    row(db);
     largest = std::max(largest, frames_in(wal()));
   }
   // Never a WAL far past the finishing threshold: a writer that finds the thread copying goes on
@@ -128,15 +145,65 @@ TEST_F(wal_checkpoint_test, the_wal_starts_over_once_the_thread_has_copied_nearl
   sqlite::connection db(path(), opts);
   create(db);
   std::uintmax_t largest = 0;
-  bool started_over = false;
-  for (int rows = 0; !started_over && rows < 20000; ++rows) {
-    db.exec("INSERT INTO t VALUES (zeroblob(3000))");
-    const std::uintmax_t now = frames_in(wal());
-    started_over = now < largest;
-    largest = std::max(largest, now);
-  }
-  EXPECT_TRUE(started_over);
+  EXPECT_TRUE(start_over(db, wal(), 20000, largest));
   EXPECT_LT(largest, 3000u);
+}
+
+// A reader holding the copy back at its snapshot: the thread's copy stops there, and the commit
+// that finds all but a quarter of checkpoint_pages copied tries the rest once for this WAL, not at
+// every commit after it (each try a checkpoint: its locks, and the fsyncs of what it copies).
+TEST_F(wal_checkpoint_test, a_reader_holding_the_copy_back_costs_one_early_checkpoint_per_wal) {
+  const sqlite::options opts{.sync = sqlite::synchronous::normal};  // only checkpoints sync
+  sqlite::connection db(path(), opts);
+  sqlite::connection reader(path(), opts);
+  create(db);
+  while (frames_in(wal()) < 990)
+    row(db);
+  reader.exec("BEGIN");
+  ASSERT_GT(reader.query_int64("SELECT count(*) FROM t"), 0);  // its snapshot: about 990 frames
+  const std::uint64_t before = bench::checkpoints_on_this_thread();
+  {
+    const gate held;  // the thread's copy (to the snapshot) waits at its fsync while commits ask
+    while (frames_in(wal()) < 1000)
+      row(db);
+    ASSERT_TRUE(eventually_held());
+    row(db);
+    row(db);
+  }
+  for (int i = 0; i < 200 && bench::held_syncs() != 0; ++i)
+    std::this_thread::sleep_for(10ms);
+  std::this_thread::sleep_for(200ms);  // the copy's syncs end, and the thread notes the copy
+  EXPECT_EQ(bench::checkpoints_on_this_thread(), before) << "a commit checkpointed too soon";
+  // The commits from here to 1240 frames find all but a quarter of 1000 pages copied.
+  while (frames_in(wal()) < static_cast<std::uintmax_t>(opts.finish_checkpoint_pages) - 100)
+    row(db);
+  EXPECT_EQ(bench::checkpoints_on_this_thread() - before, 1u);
+  // Once the reader lets go, the WAL starts over.
+  reader.exec("COMMIT");
+  std::uintmax_t largest = 0;
+  EXPECT_TRUE(start_over(db, wal(), 5000, largest));
+}
+
+// A checkpoint by a committing connection that still has a statement of its own open is refused
+// (SQLITE_LOCKED): the statement's snapshot, not the disk, so later checkpoints still run and the
+// WAL starts over once the statement ends.
+TEST_F(wal_checkpoint_test, a_checkpoint_refused_for_the_committers_own_statement_is_tried_again) {
+  const sqlite::options opts{.sync = sqlite::synchronous::normal};  // only checkpoints sync
+  sqlite::connection db(path(), opts);
+  create(db);
+  sqlite::statement open(db, "SELECT rowid FROM t");
+  ASSERT_TRUE(open.step());  // a read of its own, held across the commits below
+  const std::uint64_t before = bench::checkpoints_on_this_thread();
+  // Past the finishing threshold: every commit from there tries to copy the WAL itself.
+  const auto beyond = static_cast<std::uintmax_t>(opts.finish_checkpoint_pages) + 100;
+  while (frames_in(wal()) < beyond)
+    row(db);
+  EXPECT_EQ(bench::checkpoints_on_this_thread(), before);  // refused before the checkpoint lock
+  open.reset();
+  std::uintmax_t largest = 0;
+  EXPECT_TRUE(start_over(db, wal(), 1000, largest))
+      << "no checkpoint ran after the statement ended";
+  EXPECT_GT(bench::checkpoints_on_this_thread(), before);
 }
 
 // A checkpoint whose fsync fails stops every later one in the process: the WAL keeps every
