@@ -11,9 +11,10 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 start=$SECONDS
-# -O1 with line tables: TSan's stacks name the lines; the build stays short on 2 cores.
+# -O1 with line tables: TSan's stacks name the lines; the build stays short on 2 cores. The test
+# code at -O0, as in scripts/sanitize.sh.
 CC=clang-14 CXX=clang++-14 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DEXACTLY_TEST_CODE_OPTIONS=-O0 \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" >/dev/null
 cmake --build build-tsan -j "$jobs" --target exactly_thread_tests exactly_crash_tests \
   exactly_server_flush_tests
