@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The test command (what CI runs): installs what is missing, builds with ASan+UBSan and runs the
-# whole suite there, runs each fuzz target for FUZZ_SECONDS (60) and the threaded tests under
-# TSan. Prints how long each part took at the end. The plain build (scripts/build.sh) is for the
-# demo and the benchmarks.
+# whole suite there, runs the fuzz targets side by side for FUZZ_SECONDS (90) and the threaded
+# tests under TSan. Prints how long each part took at the end. The plain build (scripts/build.sh)
+# is for the demo and the benchmarks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 summary=()

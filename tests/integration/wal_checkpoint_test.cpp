@@ -64,6 +64,16 @@ class wal_checkpoint_test : public ::testing::Test {
     });
   }
 
+  // Commits a row at a time until the WAL holds `frames` frames; false if 20000 rows did not
+  // get it there (a WAL that starts over is cut back).
+  static bool fill_to(sqlite::connection& db, const std::string& wal, std::uintmax_t frames) {
+    for (int rows = 0; frames_in(wal) < frames; ++rows) {
+      if (rows == 20000)
+        return false;
+      row(db);
+    }
+    return true;
+  }
   // Commits a row at a time until the WAL starts over (true) or `rows` rows are written; the
   // most frames the WAL held meanwhile go to `largest`.
   static bool start_over(sqlite::connection& db, const std::string& wal, int rows,
@@ -157,26 +167,28 @@ TEST_F(wal_checkpoint_test, a_reader_holding_the_copy_back_costs_one_early_check
   sqlite::connection db(path(), opts);
   sqlite::connection reader(path(), opts);
   create(db);
-  while (frames_in(wal()) < 990)
-    row(db);
+  ASSERT_TRUE(fill_to(db, wal(), 990));
   reader.exec("BEGIN");
-  ASSERT_GT(reader.query_int64("SELECT count(*) FROM t"), 0);  // its snapshot: about 990 frames
+  const std::int64_t rows = reader.query_int64("SELECT count(*) FROM t").value();  // a page a row
   const std::uint64_t before = bench::checkpoints_on_this_thread();
   {
     const gate held;  // the thread's copy (to the snapshot) waits at its fsync while commits ask
-    while (frames_in(wal()) < 1000)
-      row(db);
+    ASSERT_TRUE(fill_to(db, wal(), 1000));
     ASSERT_TRUE(eventually_held());
     row(db);
     row(db);
   }
-  for (int i = 0; i < 200 && bench::held_syncs() != 0; ++i)
+  // After the WAL's fsync the thread copies the pages of the reader's snapshot into the database
+  // (no fsync of it: the copy stops short of the WAL's end), then notes the copy.
+  const auto copied = [&] {
+    return fs::file_size(path()) >= static_cast<std::uintmax_t>(rows) * 4096;
+  };
+  for (int i = 0; i < 1000 && !copied(); ++i)
     std::this_thread::sleep_for(10ms);
-  std::this_thread::sleep_for(200ms);  // the copy's syncs end, and the thread notes the copy
-  EXPECT_EQ(bench::checkpoints_on_this_thread(), before) << "a commit checkpointed too soon";
+  ASSERT_TRUE(copied()) << fs::file_size(path());
+  std::this_thread::sleep_for(50ms);
   // The commits from here to 1240 frames find all but a quarter of 1000 pages copied.
-  while (frames_in(wal()) < static_cast<std::uintmax_t>(opts.finish_checkpoint_pages) - 100)
-    row(db);
+  ASSERT_TRUE(fill_to(db, wal(), opts.finish_checkpoint_pages - 100));
   EXPECT_EQ(bench::checkpoints_on_this_thread() - before, 1u);
   // Once the reader lets go, the WAL starts over.
   reader.exec("COMMIT");
@@ -195,9 +207,7 @@ TEST_F(wal_checkpoint_test, a_checkpoint_refused_for_the_committers_own_statemen
   ASSERT_TRUE(open.step());  // a read of its own, held across the commits below
   const std::uint64_t before = bench::checkpoints_on_this_thread();
   // Past the finishing threshold: every commit from there tries to copy the WAL itself.
-  const auto beyond = static_cast<std::uintmax_t>(opts.finish_checkpoint_pages) + 100;
-  while (frames_in(wal()) < beyond)
-    row(db);
+  ASSERT_TRUE(fill_to(db, wal(), opts.finish_checkpoint_pages + 100));
   EXPECT_EQ(bench::checkpoints_on_this_thread(), before);  // refused before the checkpoint lock
   open.reset();
   std::uintmax_t largest = 0;
