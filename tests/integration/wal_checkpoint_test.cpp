@@ -51,28 +51,24 @@ class wal_checkpoint_test : public ::testing::Test {
     db.exec("CREATE TABLE t (b BLOB)");
     row(db);
   }
-  // One commit per row until the WAL holds `frames` frames (or 20000 rows); the rows written.
+  // One commit per row until the WAL holds `frames` frames, or 20000 rows (a WAL that starts over
+  // is cut back); the rows written.
+  static int rows_until(sqlite::connection& db, const std::string& wal, std::uintmax_t frames) {
+    int rows = 0;
+    for (; frames_in(wal) < frames && rows < 20000; ++rows)
+      row(db);
+    return rows;
+  }
+  // rows_until() on a thread of its own.
   static std::future<int> write_until(sqlite::connection& db, const std::string& wal,
                                       std::uintmax_t frames) {
-    return std::async(std::launch::async, [&db, wal, frames] {
-      int rows = 0;
-      while (frames_in(wal) < frames && rows < 20000) {  // a WAL that started over is cut back
-        row(db);
-        ++rows;
-      }
-      return rows;
-    });
+    return std::async(std::launch::async,
+                      [&db, wal, frames] { return rows_until(db, wal, frames); });
   }
-
-  // Commits a row at a time until the WAL holds `frames` frames; false if 20000 rows did not
-  // get it there (a WAL that starts over is cut back).
+  // rows_until() here; whether the WAL got to `frames` frames.
   static bool fill_to(sqlite::connection& db, const std::string& wal, std::uintmax_t frames) {
-    for (int rows = 0; frames_in(wal) < frames; ++rows) {
-      if (rows == 20000)
-        return false;
-      row(db);
-    }
-    return true;
+    rows_until(db, wal, frames);
+    return frames_in(wal) >= frames;
   }
   // Commits a row at a time until the WAL starts over (true) or `rows` rows are written; the
   // most frames the WAL held meanwhile go to `largest`.
