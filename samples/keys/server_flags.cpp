@@ -85,6 +85,11 @@ void add_server_options(CLI::App& app, server::server_options& so, server::conne
   add_size(app, "--max-staged-bytes-per-principal", co.max_staged_bytes_per_principal,
            "staged body bytes a principal may hold (then 429)")
       ->group(limits);
+  app.add_option("--postgres-connections", co.postgres_connections,
+                 "with --postgres: connections to it, one storage thread each; the requests of one "
+                 "id always use the same one")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{64}))
+      ->group(limits);
 
   const std::string timing = "Protocol timing";
   add_duration(app, "--staged-ttl", co.times.staged_ttl_ms,

@@ -36,7 +36,11 @@ void background_jobs::stop() {
 }
 
 void background_jobs::wake_dispatcher() {
-  dispatch_timer_.cancel();
+  // Executions commit on every storage thread; the timer is this one's.
+  if (storage_.context().get_executor().running_in_this_thread())
+    dispatch_timer_.cancel();
+  else
+    asio::post(storage_.context(), [this] { dispatch_timer_.cancel(); });
 }
 
 asio::awaitable<void> background_jobs::sweep_loop() {

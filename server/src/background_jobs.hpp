@@ -22,8 +22,8 @@ class background_jobs {
   void start();
   // Ends both loops and the wake-ups (storage thread).
   void stop();
-  // Dispatches at once instead of at the next poll (storage thread): a fresh execution may
-  // have sent messages.
+  // Dispatches at once instead of at the next poll (any storage thread: the wake-up is posted
+  // to this one): a fresh execution may have sent messages.
   void wake_dispatcher();
 
  private:

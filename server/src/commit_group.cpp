@@ -68,6 +68,7 @@ void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
                   e.what());
   }
   g->tx.reset();
+  std::unique_lock counting(stats_mutex_);
   if (g->committed_ok) {
     ++stats_.groups;
     if (g->unflushed)
@@ -77,6 +78,7 @@ void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
   } else {
     ++stats_.failures;
   }
+  counting.unlock();
   if (!g->sync_later) {
     g->committed.cancel();
     return;

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -108,7 +109,11 @@ class commit_groups {
   // The background sync, or nullptr if flushed groups sync in their COMMIT.
   wal_syncer* syncer() { return syncer_.get(); }
 
-  const group_stats& stats() const { return stats_; }
+  // A copy of the counts (any thread).
+  group_stats stats() const {
+    std::lock_guard lock(stats_mutex_);
+    return stats_;
+  }
   // Whether every group is flushed (server_options::flush_every_commit).
   bool flushes_every_commit() const { return flush_every_commit_; }
 
@@ -151,6 +156,7 @@ class commit_groups {
   bool flush_every_commit_;
   std::unique_ptr<wal_syncer> syncer_;
   std::shared_ptr<group> open_;
+  mutable std::mutex stats_mutex_;  // guards stats_: other threads read them
   group_stats stats_;
 };
 

@@ -10,25 +10,45 @@
 
 namespace exactly::server {
 
+namespace {
+
+// The connector and connection the calling thread chose (connector::use_connection_on_this_thread).
+thread_local const void* thread_owner = nullptr;  // a connector::impl
+thread_local std::size_t thread_lane = 0;
+
+}  // namespace
+
 connector::impl::impl(connector_options o) : opts(std::move(o)), clock(opts.clock) {
+  if (opts.postgres_connections == 0 || (!opts.postgres && opts.postgres_connections != 1)) {
+    throw std::invalid_argument(
+        "connector: postgres_connections must be at least 1, and 1 on SQLite (one writer)");
+  }
   open_store();
   // A process starting with its clock set back decides no earlier than the store's time.
-  auto tx = store->begin(false);
-  clock.now_at_least(store->clock_floor());
+  auto tx = store().begin(false);
+  clock.now_at_least(store().clock_floor());
+}
+
+connector::impl::lane& connector::impl::here() {
+  return thread_owner == this ? lanes[thread_lane] : lanes.front();
 }
 
 void connector::impl::open_store() {
   if (opts.postgres) {
-    // Reads go through the storage thread too: a second connection would serve GETs on the
-    // network thread, where a round trip to PostgreSQL would hold up every connection.
-    auto pg = std::make_unique<pg_store>(*opts.postgres);
-    db.emplace(pg->connection());
-    store = std::move(pg);
+    // Reads go through the storage threads too: a connection of their own would serve GETs on
+    // the network thread, where a round trip to PostgreSQL would hold up every connection.
+    for (std::size_t i = 0; i < opts.postgres_connections; ++i) {
+      auto pg = std::make_unique<pg_store>(*opts.postgres);
+      lane& l = lanes.emplace_back();
+      l.db.emplace(pg->connection());
+      l.store = std::move(pg);
+    }
     return;
   }
   auto sqlite = std::make_unique<sqlite_store>(opts.db_path, opts.db);
-  db.emplace(sqlite->connection());
-  store = std::move(sqlite);
+  lane& l = lanes.emplace_back();
+  l.db.emplace(sqlite->connection());
+  l.store = std::move(sqlite);
   const bool in_memory = opts.db_path.empty() || opts.db_path == ":memory:" ||
                          opts.db_path.starts_with("file::memory:");
   if (opts.separate_reads && opts.db.wal && !in_memory) {
@@ -73,52 +93,75 @@ std::vector<std::string> connector::routes() const {
 }
 
 sweep_result connector::sweep() {
-  auto tx = impl_->store->begin(true);
+  interaction_store& store = impl_->store();
+  auto tx = store.begin(true);
   // The time the sweep purges by is persisted with its work: no process sharing the store, and
   // none started later, decides with an earlier time (a PUT of a purged id stays too old).
-  const std::int64_t now = impl_->clock.now_at_least(impl_->store->clock_floor());
-  const sweep_result r = impl_->store->sweep(now, impl_->opts.times);
-  impl_->store->raise_clock_floor(now);
+  const std::int64_t now = impl_->clock.now_at_least(store.clock_floor());
+  const sweep_result r = store.sweep(now, impl_->opts.times);
+  store.raise_clock_floor(now);
   tx->commit();
   // The sweeper may run inside an open commit group: its work counts once that commits.
-  impl_->store->after_commit([this, r] {
-    impl_->stats.swept_staged += r.expired_staged;
-    impl_->stats.swept_responses += r.expired_responses;
-    impl_->stats.purged_tombstones += r.purged_tombstones;
-    impl_->stats.released_pages += r.released_pages;
+  store.after_commit([this, r] {
+    impl_->count([&r](connector_stats& s) {
+      s.swept_staged += r.expired_staged;
+      s.swept_responses += r.expired_responses;
+      s.purged_tombstones += r.purged_tombstones;
+      s.released_pages += r.released_pages;
+    });
   });
   return r;
 }
 
 state_counts connector::counts() {
-  auto tx = impl_->store->begin(false);
-  return impl_->store->counts();
+  auto tx = impl_->store().begin(false);
+  return impl_->store().counts();
 }
 std::int64_t connector::outbox_pending() {
-  auto tx = impl_->store->begin(false);
-  return impl_->store->outbox_pending();
+  auto tx = impl_->store().begin(false);
+  return impl_->store().outbox_pending();
 }
 std::int64_t connector::dead_letters() {
-  auto tx = impl_->store->begin(false);
-  return impl_->store->dead_letter_count();
+  auto tx = impl_->store().begin(false);
+  return impl_->store().dead_letter_count();
 }
 connector_stats connector::stats() const {
-  connector_stats s = impl_->stats;
+  connector_stats s;
+  {
+    std::lock_guard lock(impl_->stats_mutex);
+    s = impl_->stats;
+  }
   s.replays += impl_->read_replays.load();
   s.clock_step_backs = impl_->clock.step_backs();
   return s;
 }
 sqlite::connection& connector::db() {
-  return impl_->db->as_sqlite();
+  return impl_->db().as_sqlite();
 }
 pg::connection& connector::pg() {
-  return impl_->db->as_postgres();
+  return impl_->db().as_postgres();
 }
 database connector::storage() {
-  return *impl_->db;
+  return impl_->db();
+}
+database connector::storage(std::size_t i) {
+  return *impl_->lanes.at(i).db;
+}
+std::size_t connector::connections() const {
+  return impl_->lanes.size();
+}
+void connector::use_connection_on_this_thread(std::size_t i) {
+  if (i >= impl_->lanes.size())
+    throw std::out_of_range("connector: no connection " + std::to_string(i));
+  thread_owner = impl_.get();
+  thread_lane = i;
 }
 bool connector::ready() const {
-  return impl_->store->available();
+  for (const impl::lane& l : impl_->lanes) {
+    if (!l.store->available())
+      return false;
+  }
+  return true;
 }
 const connector_options& connector::options() const {
   return impl_->opts;

@@ -2,7 +2,7 @@
 // group (a GET read apart), with the waits the background sync asks for (see request_dispatch.hpp).
 #include "request_dispatch.hpp"
 
-#include "storage_executor.hpp"
+#include "storage_lanes.hpp"
 
 namespace exactly::server {
 namespace {
@@ -42,18 +42,20 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
     // commit holding a POST of the id is on disk (at once unless one's background sync is under
     // way: a stored response is only ever written by a POST of its id).
     interaction_response r = connector_.read(ir);
-    if (!co_await storage_.posts_durable(post_key(ir)))
+    if (!co_await storage_.first().posts_durable(post_key(ir)))
       co_return reply(problem_response(errc::storage_unavailable), req.version());
     co_return reply(std::move(r), req.version());
   }
+  // Every request of the id on one storage thread (connection): its commits keep their order.
+  storage_executor& lane = storage_.for_id(ir.route, ir.id);
   // Only a PUT or a DELETE may go out before its commit is flushed: a crash taking it back
   // loses no execution (server_options::flush_every_commit).
-  ir.unflushed = !storage_.flushes_every_commit() && connector_.may_defer_flush(ir);
+  ir.unflushed = !lane.flushes_every_commit() && connector_.may_defer_flush(ir);
   const commit_flush flush = ir.unflushed ? commit_flush::may_defer : commit_flush::required;
-  auto [failure, committed] = co_await storage_.run_in_commit_group(
-      [this, &ir] {
+  auto [failure, committed] = co_await lane.run_in_commit_group(
+      [this, &ir, &lane] {
         if (ir.v == verb::post)
-          storage_.note_post(post_key(ir));
+          lane.note_post(post_key(ir));
         return connector_.handle(ir);
       },
       /*own_savepoint=*/false, flush);  // handle() has its own

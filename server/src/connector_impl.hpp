@@ -11,9 +11,11 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace exactly::server {
 
@@ -23,18 +25,37 @@ struct connector::impl {
     execute_fn execute;
   };
 
-  // Opens and migrates the store of the engine chosen, and its reader when separate reads apply.
+  // One connection: the protocol's rows through the contract only, and the same connection
+  // for business logic and user routes.
+  struct lane {
+    std::unique_ptr<interaction_store> store;
+    std::optional<database> db;
+  };
+
+  // Opens and migrates the store of the engine chosen (as many connections as asked), and its
+  // reader when separate reads apply. std::invalid_argument for a bad connection count.
   explicit impl(connector_options o);
   void open_store();
 
+  // The calling thread's connection (connector::use_connection_on_this_thread), else the first.
+  lane& here();
+  interaction_store& store() { return *here().store; }
+  database& db() { return *here().db; }
+  // Adds to the counters (any thread).
+  template <class Fn>
+  void count(Fn add) {
+    std::lock_guard lock(stats_mutex);
+    add(stats);
+  }
+
   connector_options opts;
-  protocol_clock clock;  // opts.clock, never earlier than a time used before (any thread)
-  std::unique_ptr<interaction_store> store;   // the protocol's rows, through the contract only
-  std::optional<database> db;                 // the store's, for business logic and user routes
+  protocol_clock clock;     // opts.clock, never earlier than a time used before (any thread)
+  std::vector<lane> lanes;  // at least one; lanes[0] for unassigned threads
   std::unique_ptr<interaction_store> reader;  // GETs only, on the thread that calls read()
   std::atomic<std::int64_t> read_replays{0};
   std::map<std::string, route_entry, std::less<>> routes;
   std::map<std::string, std::function<void(message_context&)>, std::less<>> handlers;
+  mutable std::mutex stats_mutex;  // guards stats: each connection's thread counts
   connector_stats stats;
   std::function<void()> on_durable_execution;   // see connector::on_durable_execution
   std::mt19937_64 rng{std::random_device{}()};  // outbox retry jitter

@@ -16,13 +16,13 @@ constexpr backoff_policy outbox_retry{std::chrono::milliseconds(100), std::chron
 send_fn connector::impl::outbox_sender(std::string source, std::int64_t now) {
   return
       [this, source = std::move(source), now](std::string_view type, const nlohmann::json& body) {
-        store->outbox_add(type, body.dump(), source, now);
+        store().outbox_add(type, body.dump(), source, now);
       };
 }
 
 std::int64_t connector::outbox_last_seq() {
-  auto tx = impl_->store->begin(false);
-  return impl_->store->outbox_last_seq();
+  auto tx = impl_->store().begin(false);
+  return impl_->store().outbox_last_seq();
 }
 
 std::size_t connector::dispatch_outbox(int batch, std::int64_t max_seq) {
@@ -30,13 +30,13 @@ std::size_t connector::dispatch_outbox(int batch, std::int64_t max_seq) {
   const std::int64_t now = s.clock.now();
   std::vector<outbox_message> due;
   {
-    auto tx = s.store->begin(false);
-    due = s.store->outbox_due(now, batch, max_seq);
+    auto tx = s.store().begin(false);
+    due = s.store().outbox_due(now, batch, max_seq);
   }
   std::size_t handled = 0;
   for (const outbox_message& m : due) {
-    auto tx = s.store->begin(true);
-    if (!s.store->outbox_claim(m.seq, now))
+    auto tx = s.store().begin(true);
+    if (!s.store().outbox_claim(m.seq, now))
       continue;  // another instance is delivering it, or has
     const auto handler = s.handlers.find(m.type);
     std::string error;
@@ -45,12 +45,12 @@ std::size_t connector::dispatch_outbox(int batch, std::int64_t max_seq) {
     } else {
       try {
         const auto body = nlohmann::json::parse(m.body);
-        message_context ctx(*s.db, m.type, body,
+        message_context ctx(s.db(), m.type, body,
                             s.outbox_sender("message " + std::to_string(m.seq), now));
         handler->second(ctx);
-        s.store->outbox_remove(m.seq);
+        s.store().outbox_remove(m.seq);
         tx->commit();
-        ++s.stats.messages_delivered;
+        s.count([](connector_stats& c) { ++c.messages_delivered; });
         ++handled;
         continue;
       } catch (const std::exception& e) {
@@ -59,15 +59,15 @@ std::size_t connector::dispatch_outbox(int batch, std::int64_t max_seq) {
     }
     // The handler's writes are rolled back; record the failure in a fresh transaction.
     tx.reset();
-    tx = s.store->begin(true);
-    ++s.stats.messages_failed;
+    tx = s.store().begin(true);
+    s.count([](connector_stats& c) { ++c.messages_failed; });
     if (m.attempts + 1 >= s.opts.outbox_max_attempts || handler == s.handlers.end()) {
-      s.store->outbox_dead_letter(m.seq, error, now);
-      ++s.stats.messages_dead_lettered;
+      s.store().outbox_dead_letter(m.seq, error, now);
+      s.count([](connector_stats& c) { ++c.messages_dead_lettered; });
       spdlog::error("message {} ({}) dead-lettered: {}", m.seq, m.type, error);
     } else {
-      s.store->outbox_retry_later(m.seq, now + outbox_retry.delay(m.attempts, s.rng).count(),
-                                  error);
+      s.store().outbox_retry_later(m.seq, now + outbox_retry.delay(m.attempts, s.rng).count(),
+                                   error);
     }
     tx->commit();
   }

@@ -84,30 +84,31 @@ interaction_response connector::impl::handle(const interaction_request& r, const
   if (r.v == verb::put)
     digest = sha256(r.body);
 
-  auto tx = store->begin(r.v != verb::get);
+  interaction_store& store = this->store();
+  auto tx = store.begin(r.v != verb::get);
   if (r.v != verb::get)
-    store->lock_id(r.route, id_text);
+    store.lock_id(r.route, id_text);
   // Bodies are read only where they are used: to execute (POST) or replay (POST, GET).
   std::optional<interaction_record> rec;
   std::optional<record_facts> known;
   staged_load load;  // a PUT's principal's, read with the lookup
   if (r.v == verb::post || r.v == verb::get) {
-    rec = store->find(r.route, id_text);
+    rec = store.find(r.route, id_text);
     if (rec)
       known = *rec;
   } else if (r.v == verb::put) {
     // As below, with the principal's staged load read in the same breath.
-    put_lookup l = store->find_for_put(r.route, id_text, r.principal);
+    put_lookup l = store.find_for_put(r.route, id_text, r.principal);
     known = std::move(l.known);
     if (!known)
       now = clock.now_at_least(l.clock_floor);
     load = l.load;
   } else {
-    known = store->find_facts(r.route, id_text);
+    known = store.find_facts(r.route, id_text);
     // Whether an unknown id may be staged, or needs a tombstone, is decided no earlier than any
     // sweep that may have purged it (read after the lookup: a purge committed since is seen).
     if (!known)
-      now = clock.now_at_least(store->clock_floor());
+      now = clock.now_at_least(store.clock_floor());
   }
   const request_facts facts{r.v, r.principal, id.timestamp_ms(), now, digest, r.content_type};
   decision d = decide(known, facts, opts.times);
@@ -119,7 +120,7 @@ interaction_response connector::impl::handle(const interaction_request& r, const
     if (r.unflushed)
       return problem_response(errc::storage_unavailable,
                               "the id reached the edge of the acceptance window; try again");
-    store->raise_clock_floor(now);
+    store.raise_clock_floor(now);
     tx->commit();
   }
   if (known && r.v != verb::get) {
@@ -127,7 +128,7 @@ interaction_response connector::impl::handle(const interaction_request& r, const
     // now (gone, or nothing to delete) then holds even if the clock is set back later.
     const record_facts seen = effective(*known, now, opts.times);
     if (seen.state != known->state) {
-      store->put_tombstone(r.route, id_text, known->owner, id.timestamp_ms(), seen.reason, now);
+      store.put_tombstone(r.route, id_text, known->owner, id.timestamp_ms(), seen.reason, now);
       tx->commit();
     }
   }
@@ -152,19 +153,19 @@ interaction_response connector::impl::handle(const interaction_request& r, const
       return staged_answer(200, known->state_since_ms, opts.times);
     case action::replay:
       tx.reset();  // a read: over; the replay counts once its answer may go out
-      store->after_commit([this] { ++stats.replays; });
+      store.after_commit([this] { count([](connector_stats& s) { ++s.replays; }); });
       return stored(rec->response, protocol::outcome_replayed, rec->state_since_ms, opts.times);
     case action::no_change:
       return bodiless(204);
     case action::stage:
-      store->insert_staged(r.route, id_text, r.principal, id.timestamp_ms(), now, r.content_type,
-                           r.body, digest);
+      store.insert_staged(r.route, id_text, r.principal, id.timestamp_ms(), now, r.content_type,
+                          r.body, digest);
       tx->commit();
       return staged_answer(201, now, opts.times);
     case action::tombstone:
     case action::tombstone_unknown:
-      store->put_tombstone(r.route, id_text, r.principal, id.timestamp_ms(),
-                           tombstone_reason::deleted, now);
+      store.put_tombstone(r.route, id_text, r.principal, id.timestamp_ms(),
+                          tombstone_reason::deleted, now);
       tx->commit();
       return bodiless(204);
     case action::execute:
@@ -174,7 +175,7 @@ interaction_response connector::impl::handle(const interaction_request& r, const
   // action::execute: the logic, the stored response and its messages commit together.
   stored_response response;
   try {
-    basic_session base(*db, r.route, id, r.principal,
+    basic_session base(db(), r.route, id, r.principal,
                        outbox_sender(std::string(r.route) + " " + id_text, now));
     response = route.execute(base, {rec->request_content_type, rec->request_body});
   } catch (...) {
@@ -183,16 +184,16 @@ interaction_response connector::impl::handle(const interaction_request& r, const
         failure_response(std::current_exception(), errc::execution_failed,
                          "logic of " + std::string(r.route) + " " + id_text);
     if (failed.problem == errc::execution_failed)
-      ++stats.logic_failures;
+      count([](connector_stats& s) { ++s.logic_failures; });
     return failed;
   }
-  store->mark_executed(r.route, id_text, response, now);
+  store.mark_executed(r.route, id_text, response, now);
   tx->commit();
   // Once durable (inside a commit group: once the group's COMMIT has returned), before the
   // answer goes out.
-  store->after_commit([this] {
+  store.after_commit([this] {
     crash_point("server.after_commit_before_reply");
-    ++stats.executions;
+    count([](connector_stats& s) { ++s.executions; });
     if (on_durable_execution)
       on_durable_execution();
   });

@@ -1,5 +1,5 @@
 // The HTTP server: composes authentication, TLS, routing, sessions, the listener, the storage
-// thread and the background jobs, and runs their two threads.
+// threads and the background jobs, and runs their threads.
 #include <exactly/server/http_server.hpp>
 
 #include "access_log.hpp"
@@ -10,7 +10,7 @@
 #include "metrics.hpp"
 #include "request_dispatch.hpp"
 #include "router.hpp"
-#include "storage_executor.hpp"
+#include "storage_lanes.hpp"
 #include "tls_context.hpp"
 
 #include <boost/asio/post.hpp>
@@ -42,16 +42,16 @@ struct http_server::impl {
         connector_(c),
         auth(opts),
         tls(make_tls_context(opts.tls)),
-        storage(c.storage(), opts.group_commit, opts.flush_every_commit, opts.background_sync),
-        jobs(storage, c, opts.sweep_interval, opts.dispatch_interval),
+        storage(c, opts.group_commit, opts.flush_every_commit, opts.background_sync),
+        jobs(storage.first(), c, opts.sweep_interval, opts.dispatch_interval),
         dispatch(c, auth, routes, counters, storage, opts),
         connections(net, opts.shutdown_grace, opts.max_connections,
                     [this] { counters.count_connection_refused(); }),
         log(opts.access_log.enabled ? std::make_unique<access_log>(opts.access_log) : nullptr),
         sessions{opts, tls.get(), dispatch, counters, connections, auth, log.get()} {}
 
-  // Joins both threads once the network thread has ended (after a shutdown), then ends the
-  // background jobs and the storage thread. Any thread but the server's two.
+  // Joins the threads once the network thread has ended (after a shutdown), then ends the
+  // background jobs and the storage threads. Any thread but the server's.
   void join() {
     std::lock_guard lock(lifecycle);
     if (!started || joined)
@@ -74,8 +74,8 @@ struct http_server::impl {
   std::unique_ptr<ssl::context> tls;  // null: plain http
   router routes;
   metrics counters;
-  storage_executor storage;
-  background_jobs jobs;  // on the storage thread
+  storage_lanes storage;  // one storage thread per connection of the connector
+  background_jobs jobs;   // on the first storage thread
   request_dispatch dispatch;
   asio::io_context net{1};
   listener connections;             // on the network thread
@@ -148,7 +148,7 @@ std::string http_server::metrics_text() {
 void http_server::run_on_storage(std::function<void()> fn) {
   if (!impl_->running())
     return fn();
-  impl_->storage.run_and_wait(std::move(fn));
+  impl_->storage.first().run_and_wait(std::move(fn));
 }
 
 }  // namespace exactly::server

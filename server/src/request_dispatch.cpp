@@ -8,7 +8,7 @@
 #include "background_jobs.hpp"
 #include "metrics.hpp"
 #include "router.hpp"
-#include "storage_executor.hpp"
+#include "storage_lanes.hpp"
 
 namespace exactly::server {
 namespace {
@@ -45,7 +45,7 @@ http_request user_request(beast_request& req, std::map<std::string, std::string>
 }  // namespace
 
 request_dispatch::request_dispatch(connector& c, const authenticator& auth, const router& routes,
-                                   metrics& counters, storage_executor& storage,
+                                   metrics& counters, storage_lanes& storage,
                                    const server_options& opts)
     : connector_(c),
       auth_(auth),
@@ -216,7 +216,7 @@ asio::awaitable<beast_response> request_dispatch::metrics_page(unsigned version)
       bool& flag;
       ~reading_done() { flag = false; }
     } done{reading_figures_};
-    auto read = co_await storage_.run([this] { return read_figures(); });
+    auto read = co_await storage_.first().run([this] { return read_figures(); });
     figures_ = std::make_unique<storage_figures>(read);
     figures_read_at_ = asked_at;
   }
@@ -230,7 +230,7 @@ asio::awaitable<beast_response> request_dispatch::test_control_answer(beast_requ
   const std::string path(path_of(target));
   const std::string query(query_of(target));
   const std::string method(to_view(req.method_string()));
-  interaction_response r = co_await storage_.run([&] {
+  interaction_response r = co_await storage_.first().run([&] {
     try {
       return test_control_.answer(method, path, query);
     } catch (...) {
@@ -248,8 +248,8 @@ asio::awaitable<beast_response> request_dispatch::operator_page_answer(beast_req
   const std::string method(to_view(req.method_string()));
   const auto uptime =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
-  auto [page, failure] =
-      co_await storage_.run([&]() -> std::pair<http_response, std::optional<interaction_response>> {
+  auto [page, failure] = co_await storage_.first().run(
+      [&]() -> std::pair<http_response, std::optional<interaction_response>> {
         try {
           return {operator_page_.answer(method, path, query, connector_.storage(), read_figures(),
                                         connector_.options().clock(), uptime),
@@ -269,7 +269,7 @@ asio::awaitable<beast_response> request_dispatch::user_route(beast_request& req,
                                                              std::string principal) {
   const unsigned version = req.version();
   const http_request in = user_request(req, std::move(m.params), std::move(principal));
-  auto [failure, out] = co_await storage_.run_in_commit_group(
+  auto [failure, out] = co_await storage_.next().run_in_commit_group(
       [&handler = m.user->handler, &in] { return handler(in); });
   if (failure) {
     co_return reply(

@@ -22,7 +22,7 @@ namespace exactly::server {
 
 class authenticator;
 class metrics;
-class storage_executor;
+class storage_lanes;
 struct storage_figures;
 
 class request_dispatch {
@@ -32,7 +32,7 @@ class request_dispatch {
   // (the interface of proto-spec §12, off when its key is empty), operator_page (off unless
   // enabled).
   request_dispatch(connector& c, const authenticator& auth, const router& routes, metrics& counters,
-                   storage_executor& storage, const server_options& opts);
+                   storage_lanes& storage, const server_options& opts);
   ~request_dispatch();
 
   // The answer to `req` (network thread); `certificate_sha256`: the connection's client
@@ -90,7 +90,7 @@ class request_dispatch {
   const authenticator& auth_;
   const router& routes_;
   metrics& counters_;
-  storage_executor& storage_;
+  storage_lanes& storage_;
   bool metrics_need_key_;
   std::chrono::milliseconds metrics_max_age_;
   // The last storage figures a scrape read, and when (network thread only).

@@ -15,9 +15,13 @@ storage_executor::storage_executor(database db, bool group_commit, bool flush_ev
                                    bool background_sync)
     : groups_(io_, db, group_commit, flush_every_commit, background_sync) {}
 
-void storage_executor::start() {
+void storage_executor::start(std::function<void()> on_start) {
   work_.emplace(io_.get_executor());
-  thread_ = std::thread([this] { io_.run(); });
+  thread_ = std::thread([this, on_start = std::move(on_start)] {
+    if (on_start)
+      on_start();
+    io_.run();
+  });
 }
 
 void storage_executor::stop(std::function<void()> last) {

@@ -30,8 +30,8 @@ class storage_executor {
 
   // The storage thread's io_context (for its timers).
   net::asio::io_context& context() { return io_; }
-  // Starts the storage thread.
-  void start();
+  // Starts the storage thread, which first runs `on_start` (when set).
+  void start(std::function<void()> on_start = nullptr);
   // Runs `last` on the storage thread after the work queued so far, lets the thread end once
   // its remaining work is done, and joins it.
   void stop(std::function<void()> last);
@@ -78,8 +78,8 @@ class storage_executor {
   void note_post(std::string key) { groups_.note_post(std::move(key)); }
   // Whether every commit group is flushed (server_options::flush_every_commit).
   bool flushes_every_commit() const { return groups_.flushes_every_commit(); }
-  // Commit group counts (storage thread).
-  const group_stats& group_counts() const { return groups_.stats(); }
+  // Commit group counts (any thread).
+  group_stats group_counts() const { return groups_.stats(); }
 
  private:
   // Waits (any thread) until the commits up to `seq` are synced; false if a sync failed.

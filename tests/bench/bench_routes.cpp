@@ -42,6 +42,10 @@ struct key_record {
 std::optional<key_record> find_key(const database& db, const std::string& principal,
                                    const std::string& key) {
   if (db.kind() == engine::postgres) {
+    // Requests of one key wait for one another, whichever connection or process has them: the
+    // lock goes out with the lookup, in its round trip.
+    db.as_postgres().defer("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+                           principal + ' ' + key);
     const pg::result q = db.as_postgres().query(
         "SELECT fingerprint, status, body FROM idempotency_keys WHERE principal = $1 AND key = $2",
         principal, key);
@@ -124,7 +128,8 @@ void install_http_routes(server::http_server& http, server::connector& c, write_
   });
   // The draft's semantics: a key is bound to its first request's fingerprint; the same request
   // again gets the stored response, a different one 422. The write and the stored response
-  // commit together on the storage thread, so no request is ever seen in flight (no 409 here).
+  // commit together, and requests of one key wait for one another (one storage thread on
+  // SQLite, a lock per key on PostgreSQL), so no request is ever seen in flight (no 409 here).
   // Keys older than k.window are deleted as a new one is stored (an index on created_ms).
   http.add_route("POST", "/idem/write", [&c, w, k](const server::http_request& r) {
     const std::string key(r.header("Idempotency-Key"));

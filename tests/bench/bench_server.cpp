@@ -25,6 +25,10 @@ int main(int argc, char** argv) {
   app.add_option("--db", db, "SQLite database file");
   std::string postgres;
   app.add_option("--postgres", postgres, "store in PostgreSQL instead (a libpq connection string)");
+  std::size_t pg_connections = 1;
+  app.add_option("--postgres-connections", pg_connections,
+                 "PostgreSQL connections, one storage thread each (connector_options)")
+      ->check(CLI::Range(1, 64));
   app.add_flag("--synchronous-normal", relaxed, "opt out of synchronous=FULL");
   app.add_flag("--no-group-commit", ungrouped, "one COMMIT (and fsync) per request");
   app.add_flag("--no-background-sync", no_background_sync,
@@ -66,6 +70,7 @@ int main(int argc, char** argv) {
       co.db.sync = exactly::sqlite::synchronous::normal;
     if (!postgres.empty())
       co.postgres = exactly::pg::options{postgres, !relaxed};
+    co.postgres_connections = pg_connections;
     exactly::server::connector connector(co);
     exactly::bench::install_connector_route(connector, writes);
     exactly::server::server_options so;

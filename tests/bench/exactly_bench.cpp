@@ -90,6 +90,7 @@ struct settings {
   std::string postgres;         // the server stores in this PostgreSQL schema; "" = SQLite
   std::string client_postgres;  // the e2e client's PostgreSQL schema; "" = SQLite
   int instances = 1;            // server processes sharing the database (PostgreSQL only)
+  int connections = 1;          // PostgreSQL connections of each server process
 };
 
 struct figures {
@@ -141,8 +142,10 @@ class server_process {
   static std::vector<std::string> args(const fs::path& dir, const settings& s,
                                        const std::vector<std::string>& extra) {
     std::vector<std::string> a = {EXACTLY_BENCH_SERVER, "--db", (dir / "server.db").string()};
-    if (!s.postgres.empty())
-      a.insert(a.end(), {"--postgres", s.postgres});
+    if (!s.postgres.empty()) {
+      a.insert(a.end(),
+               {"--postgres", s.postgres, "--postgres-connections", std::to_string(s.connections)});
+    }
     if (s.relaxed)
       a.push_back("--synchronous-normal");
     if (s.no_background_sync)
@@ -782,6 +785,9 @@ int main(int argc, char** argv) {
   app.add_option("--server-instances", s.instances,
                  "server processes sharing the PostgreSQL database; clients spread over them")
       ->check(CLI::Range(1, 8));
+  app.add_option("--server-connections", s.connections,
+                 "PostgreSQL connections of each server process, one storage thread each")
+      ->check(CLI::Range(1, 16));
   app.add_option("--warmup", s.warmup, "unmeasured time before each scenario");
   app.add_option("--concurrency", concurrency, "concurrent clients, one run per value")
       ->delimiter(',');
@@ -828,8 +834,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--engine must be sqlite or postgres\n");
     return 2;
   }
-  if (s.instances > 1 && engine != "postgres") {
-    std::fprintf(stderr, "--server-instances above 1 needs --engine postgres\n");
+  if ((s.instances > 1 || s.connections > 1) && engine != "postgres") {
+    std::fprintf(stderr,
+                 "--server-instances and --server-connections above 1 need --engine postgres\n");
     return 2;
   }
   // PostgreSQL: a throwaway cluster for the run (fsync=on, synchronous_commit=on), a fresh schema
@@ -849,7 +856,8 @@ int main(int argc, char** argv) {
               {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"},
               {"fsync_delay_us", s.fsync_delay_us},
               {"engine", engine},
-              {"server_instances", s.instances}};
+              {"server_instances", s.instances},
+              {"server_connections", s.connections}};
   if (long_run_cycles > 0) {
     out["long_run"] =
         long_run(long_run_cycles, concurrency.back(), sample_seconds, long_run_rate, s);
@@ -858,11 +866,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf(
-      "server engine %s (%d instance%s), synchronous=%s on every database, group commit %s,"
-      " background sync %s, %u cores; %g s warm-up, %g s measured per scenario\n",
-      engine.c_str(), s.instances, s.instances > 1 ? "s" : "", s.relaxed ? "NORMAL" : "FULL",
-      s.ungrouped ? "off" : "on", s.no_background_sync ? "off" : "on",
-      std::thread::hardware_concurrency(), s.warmup, s.seconds);
+      "server engine %s (%d instance%s, %d connection%s each), synchronous=%s on every database,"
+      " group commit %s, background sync %s, %u cores; %g s warm-up, %g s measured per scenario\n",
+      engine.c_str(), s.instances, s.instances > 1 ? "s" : "", s.connections,
+      s.connections > 1 ? "s" : "", s.relaxed ? "NORMAL" : "FULL", s.ungrouped ? "off" : "on",
+      s.no_background_sync ? "off" : "on", std::thread::hardware_concurrency(), s.warmup,
+      s.seconds);
   if (s.fsync_delay_us > 0)
     std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us)\n",
                 s.fsync_delay_us);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 namespace exactly::test {
@@ -91,11 +92,28 @@ int child_process::wait_exit() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+namespace {
+
+// The echo-server's command line; on PostgreSQL with the connections the test asks for.
+std::vector<std::string> echo_server_args(const std::string& db, std::uint16_t port,
+                                          bool postgres) {
+  std::vector<std::string> a = {EXACTLY_ECHO_SERVER,
+                                "--listen",
+                                "127.0.0.1:" + std::to_string(port),
+                                postgres ? "--postgres" : "--db",
+                                db,
+                                "--open"};
+  const char* connections = std::getenv("EXACTLY_TEST_PG_CONNECTIONS");  // as echo_server's
+  if (postgres && connections)
+    a.insert(a.end(), {"--postgres-connections", connections});
+  return a;
+}
+
+}  // namespace
+
 echo_server_process::echo_server_process(const std::string& db, std::uint16_t port,
                                          const std::string& crash_at, bool postgres)
-    : child_process({EXACTLY_ECHO_SERVER, "--listen", "127.0.0.1:" + std::to_string(port),
-                     postgres ? "--postgres" : "--db", db, "--open"},
-                    crash_at, true) {
+    : child_process(echo_server_args(db, port, postgres), crash_at, true) {
   const std::string& s = first_line();
   port_ = static_cast<std::uint16_t>(std::stoi(s.substr(s.rfind(':') + 1)));
 }

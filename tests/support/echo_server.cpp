@@ -31,11 +31,18 @@ std::string echo_server_config::default_test_postgres() {
   return test_cluster().fresh_schema();
 }
 
+std::size_t echo_server_config::default_test_pg_connections() {
+  const char* n = std::getenv("EXACTLY_TEST_PG_CONNECTIONS");
+  return n ? static_cast<std::size_t>(std::stoul(n)) : 1;
+}
+
 echo_server::echo_server(echo_server_config cfg) {
   server::connector_options co;
   co.db_path = db_path();
-  if (!cfg.postgres.empty())
+  if (!cfg.postgres.empty()) {
     co.postgres = pg::options{cfg.postgres};
+    co.postgres_connections = cfg.postgres_connections;
+  }
   co.max_staged_per_principal = cfg.max_staged_per_principal;
   co.max_staged_bytes_per_principal = cfg.max_staged_bytes_per_principal;
   co.clock = [this] { return now_ms(); };

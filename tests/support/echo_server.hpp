@@ -49,6 +49,9 @@ struct echo_server_config {
   std::string postgres = default_test_postgres();
   // The PostgreSQL conninfo suites use when EXACTLY_TEST_ENGINE=postgres, else "".
   static std::string default_test_postgres();
+  // connector_options::postgres_connections: EXACTLY_TEST_PG_CONNECTIONS when set, else 1.
+  std::size_t postgres_connections = default_test_pg_connections();
+  static std::size_t default_test_pg_connections();
 };
 
 class echo_server {

@@ -1,7 +1,8 @@
 #pragma once
 // The connector: the protocol's PUT/POST/GET/DELETE on routes whose business logic runs once.
 // Thread-safety: handle(), sweep() and dispatch_outbox() must be called from one thread at a
-// time (http_server runs them on its storage thread); route()/on_message() before serving.
+// time per connection (http_server runs them on its storage threads, one per connection);
+// route()/on_message() before serving.
 
 #include <exactly/common/clock.hpp>
 #include <exactly/common/database.hpp>
@@ -11,6 +12,7 @@
 #include <exactly/server/session.hpp>
 #include <exactly/server/stored_response.hpp>
 
+#include <cstddef>
 #include <functional>
 #include <limits>
 #include <map>
@@ -28,8 +30,13 @@ struct connector_options {
   // The engine: SQLite in the file db_path (the default), or PostgreSQL when `postgres` is set,
   // which lets several connector processes serve one database (db_path and db are then unused).
   std::string db_path = "exactly-server.db";
-  sqlite::options db{};                           // synchronous=FULL unless the user opts out
-  std::optional<pg::options> postgres{};          // synchronous_commit=on unless the user opts out
+  sqlite::options db{};                   // synchronous=FULL unless the user opts out
+  std::optional<pg::options> postgres{};  // synchronous_commit=on unless the user opts out
+  // PostgreSQL only: the connections requests are spread over, by their route and id (1 on
+  // SQLite, where any other figure is refused). http_server runs one storage thread per
+  // connection, so with more than one, route logic, message handlers and user routes run on
+  // several threads at once and must be safe to.
+  std::size_t postgres_connections = 1;
   timing times{};                                 // staged TTL, retention, acceptance window
   std::int64_t max_staged_per_principal = 10000;  // then PUT is 429 too-many-staged
   // Request body bytes a principal may hold staged; a PUT that would exceed it is 429
@@ -118,11 +125,20 @@ class connector {
   std::int64_t dead_letters();
   connector_stats stats() const;
   // The connection business logic, message handlers and user routes write through (on the
-  // storage thread); its after_commit() hooks run when the connector's transactions commit.
+  // storage thread: the calling thread's connection, see use_connection_on_this_thread()); its
+  // after_commit() hooks run when the connector's transactions commit.
   // db() on SQLite, pg() on PostgreSQL (the other throws std::logic_error); storage() either.
   sqlite::connection& db();
   pg::connection& pg();
   database storage();
+  // The database of connection `i` (< connections()), whoever calls; std::out_of_range else.
+  database storage(std::size_t i);
+  // The connections the connector holds (connector_options::postgres_connections; 1 on SQLite).
+  std::size_t connections() const;
+  // Makes the calling thread use connection `i` (< connections()) for every call above and
+  // below, db(), pg() and storage() included; a thread that never called it uses connection 0.
+  // A thread serves one connector this way. Throws std::out_of_range for a bad `i`.
+  void use_connection_on_this_thread(std::size_t i);
   // Whether the store is reachable as far as the last storage call knew (any thread): false
   // while PostgreSQL is down, until a reconnection succeeds. Always true on SQLite.
   bool ready() const;

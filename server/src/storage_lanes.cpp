@@ -1,0 +1,56 @@
+// The storage threads of a server, one per connection (see storage_lanes.hpp).
+#include "storage_lanes.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace exactly::server {
+
+storage_lanes::storage_lanes(connector& c, bool group_commit, bool flush_every_commit,
+                             bool background_sync)
+    : connector_(c) {
+  for (std::size_t i = 0; i < c.connections(); ++i) {
+    lanes_.push_back(std::make_unique<storage_executor>(c.storage(i), group_commit,
+                                                        flush_every_commit, background_sync));
+  }
+}
+
+storage_executor& storage_lanes::for_id(std::string_view route, std::string_view id) {
+  if (lanes_.size() == 1)
+    return first();
+  std::string key(route);
+  key += ' ';
+  key += id;
+  return *lanes_[std::hash<std::string>{}(key) % lanes_.size()];
+}
+
+storage_executor& storage_lanes::next() {
+  next_ = (next_ + 1) % lanes_.size();
+  return *lanes_[next_];
+}
+
+group_stats storage_lanes::group_counts() const {
+  group_stats sum;
+  for (const auto& lane : lanes_) {
+    const group_stats s = lane->group_counts();
+    sum.groups += s.groups;
+    sum.unflushed += s.unflushed;
+    sum.requests += s.requests;
+    sum.failures += s.failures;
+    sum.largest = std::max(sum.largest, s.largest);
+  }
+  return sum;
+}
+
+void storage_lanes::start() {
+  for (std::size_t i = 0; i < lanes_.size(); ++i)
+    lanes_[i]->start([this, i] { connector_.use_connection_on_this_thread(i); });
+}
+
+void storage_lanes::stop(std::function<void()> last) {
+  for (std::size_t i = lanes_.size(); i-- > 1;)
+    lanes_[i]->stop([] {});
+  first().stop(std::move(last));
+}
+
+}  // namespace exactly::server

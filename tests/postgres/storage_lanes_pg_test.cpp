@@ -1,0 +1,145 @@
+// A connector with several PostgreSQL connections, a storage thread each: which connection each
+// thread and each request uses, counted by the backends that wrote the rows.
+#include <echo_server.hpp>
+#include <http_client.hpp>
+#include <pg_cluster.hpp>
+#include <requests.hpp>
+
+#include <exactly/common/postgres.hpp>
+#include <exactly/common/request_id.hpp>
+#include <exactly/server/connector.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace exactly::test {
+namespace {
+
+constexpr std::size_t connections = 3;
+
+server::connector_options on_postgres(std::size_t n) {
+  server::connector_options co;
+  co.postgres = pg::options{test_cluster().fresh_schema()};
+  co.postgres_connections = n;
+  return co;
+}
+
+std::int64_t backend_of(database db) {
+  return db.query_int64("SELECT pg_backend_pid()").value_or(-1);
+}
+
+// Records the backend of every row written to `table` in lane_audit(id, pid).
+void audit_writers(pg::connection& db, const std::string& table) {
+  db.exec(
+      "CREATE TABLE IF NOT EXISTS lane_audit (id TEXT NOT NULL, pid INTEGER NOT NULL);"
+      "CREATE OR REPLACE FUNCTION lane_audit_row() RETURNS trigger LANGUAGE plpgsql AS $$"
+      " BEGIN INSERT INTO lane_audit VALUES (NEW.id, pg_backend_pid()); RETURN NULL; END $$;"
+      "CREATE TRIGGER lane_audit_" +
+      table + " AFTER INSERT OR UPDATE ON " + table +
+      " FOR EACH ROW EXECUTE FUNCTION lane_audit_row()");
+}
+
+echo_server_config three_connections() {
+  echo_server_config cfg;
+  cfg.postgres = test_cluster().fresh_schema();
+  cfg.postgres_connections = connections;
+  cfg.max_staged_per_principal = 1000;
+  cfg.metrics_max_age = std::chrono::milliseconds(0);
+  return cfg;
+}
+
+TEST(storage_lanes, a_connection_count_that_cannot_work_is_refused) {
+  EXPECT_THROW(server::connector(on_postgres(0)), std::invalid_argument);
+  temp_dir dir;
+  server::connector_options sqlite;
+  sqlite.db_path = (dir.path() / "server.db").string();
+  sqlite.postgres_connections = 2;  // SQLite has one writer
+  EXPECT_THROW(server::connector{sqlite}, std::invalid_argument);
+}
+
+TEST(storage_lanes, each_thread_uses_the_connection_it_chose) {
+  server::connector c(on_postgres(connections));
+  ASSERT_EQ(c.connections(), connections);
+  std::vector<std::int64_t> backends;
+  for (std::size_t i = 0; i < connections; ++i)
+    backends.push_back(backend_of(c.storage(i)));
+  EXPECT_EQ(std::set<std::int64_t>(backends.begin(), backends.end()).size(), connections);
+  EXPECT_EQ(backend_of(c.storage()), backends[0]);  // a thread that chose none: the first
+  std::int64_t chosen = -1;
+  std::thread t([&] {
+    c.use_connection_on_this_thread(2);
+    chosen = c.pg().query_int64("SELECT pg_backend_pid()").value_or(-1);
+  });
+  t.join();
+  EXPECT_EQ(chosen, backends[2]);
+  EXPECT_EQ(backend_of(c.storage()), backends[0]);  // this thread's choice is its own
+  EXPECT_THROW(c.use_connection_on_this_thread(connections), std::out_of_range);
+  EXPECT_THROW(c.storage(connections), std::out_of_range);
+}
+
+TEST(storage_lanes, every_request_of_an_id_uses_one_connection_and_the_ids_use_them_all) {
+  const echo_server_config cfg = three_connections();
+  echo_server server(cfg);
+  pg::connection audit({cfg.postgres});
+  audit_writers(audit, "exactly_interactions");
+  constexpr int workers = 6, per_worker = 20;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&] {
+      http_client c(server.port());
+      for (int i = 0; i < per_worker; ++i) {
+        const std::string id = request_id::mint(server.now_ms()).to_string();
+        const bool ok =
+            c.request("PUT", path_of(id), R"({"status":201,"reply":1})", alice).status == 201 &&
+            c.request("POST", path_of(id), "", alice).header("exactly-once-outcome") ==
+                "executed" &&
+            c.request("GET", path_of(id), "", alice).header("exactly-once-outcome") == "replayed" &&
+            c.request("DELETE", path_of(id), "", alice).status == 204;
+        if (!ok)
+          ++failures;
+      }
+    });
+  }
+  for (auto& t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(server.executions_total(), workers * per_worker);
+  // Each id's staged row, execution and tombstone were written, each by one backend.
+  EXPECT_EQ(audit.query_int64("SELECT count(DISTINCT id) FROM lane_audit"), workers * per_worker);
+  EXPECT_GE(audit.query_int64("SELECT count(*) FROM lane_audit").value_or(0),
+            3 * workers * per_worker);
+  EXPECT_EQ(audit.query_int64("SELECT count(*) FROM (SELECT id FROM lane_audit GROUP BY id"
+                              " HAVING count(DISTINCT pid) > 1) spread"),
+            0);
+  EXPECT_EQ(audit.query_int64("SELECT count(DISTINCT pid) FROM lane_audit"),
+            static_cast<std::int64_t>(connections));
+  const auto rows = server.rows();
+  EXPECT_EQ(rows.tombstone, workers * per_worker);
+  EXPECT_TRUE(eventually([&] { return server.outbox_pending() == 0; }));
+}
+
+TEST(storage_lanes, user_routes_take_the_connections_in_turn_and_metrics_count_them_all) {
+  const echo_server_config cfg = three_connections();
+  echo_server server(cfg);
+  pg::connection audit({cfg.postgres});
+  audit_writers(audit, "plain_writes");
+  const std::int64_t before = server.metric("exactly_commit_group_requests_total");
+  http_client c(server.port());
+  constexpr int requests = 30;
+  for (int i = 0; i < requests; ++i)
+    ASSERT_EQ(c.request("POST", "/plain/p" + std::to_string(i), "{}", alice).status, 200u);
+  EXPECT_EQ(audit.query_int64("SELECT count(*) FROM lane_audit"), requests);
+  EXPECT_EQ(audit.query_int64("SELECT count(DISTINCT pid) FROM lane_audit"),
+            static_cast<std::int64_t>(connections));
+  // One after the other, each request was a commit group of its own, on whichever connection.
+  EXPECT_EQ(server.metric("exactly_commit_group_requests_total") - before, requests);
+}
+
+}  // namespace
+}  // namespace exactly::test
