@@ -4,7 +4,8 @@
 # commit groups, the client runtime's workers, invoke_http end to end through the Beast transport's
 # I/O thread (exactly_thread_tests), the background sync's and the checkpointer's threads
 # (exactly_server_flush_tests, those suites), the crash and outage tests
-# (exactly_crash_tests, whose child servers and clients are built with TSan too). Suppressions:
+# (exactly_crash_tests, whose child servers and clients are built with TSan too), a connector's
+# storage threads over several PostgreSQL connections (exactly_postgres_lanes_tests). Suppressions:
 # tests/tsan.supp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +18,7 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDe
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DEXACTLY_TEST_CODE_OPTIONS=-O0 \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" >/dev/null
 cmake --build build-tsan -j "$jobs" --target exactly_thread_tests exactly_crash_tests \
-  exactly_server_flush_tests
+  exactly_server_flush_tests exactly_postgres_lanes_tests pg-test-cluster
 echo "tsan build: $((SECONDS - start)) s"
 start=$SECONDS
 cd build-tsan
@@ -27,6 +28,8 @@ tests/exactly_thread_tests --gtest_filter='-GoogleTestVerification.*'
 # The threads beside the storage connection: the background sync and the checkpointer.
 tests/exactly_server_flush_tests --gtest_filter='background_sync*:wal_checkpoint_test*'
 # The PostgreSQL variants (pg.*, postgres*) are not built here: the same code paths on SQLite.
+# But storage_lanes is: a connector's storage threads, one per PostgreSQL connection (ctest
+# starts the cluster it needs).
 ctest --output-on-failure -j "$jobs" --timeout 600 \
-  -R "^server_crash\.|client_crash|^server_outage\." -E "postgres|^pg\."
+  -R "^server_crash\.|client_crash|^server_outage\.|^storage_lanes\." -E "postgres|^pg\."
 echo "tsan tests: $((SECONDS - start)) s"

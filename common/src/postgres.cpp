@@ -141,6 +141,8 @@ void connection::configure() {
   exec(opts_.synchronous_commit ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
   // Notices (e.g. "relation already exists, skipping") are not worth a line on stderr.
   exec("SET client_min_messages = warning");
+  if (!opts_.session_setup.empty())
+    exec(opts_.session_setup);
   up_ = true;
   reconnect_failures_ = 0;
 }

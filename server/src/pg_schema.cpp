@@ -44,9 +44,9 @@ constexpr pg::migration schema[] = {
      " failed_ms BIGINT NOT NULL);"},
     // Rows by kind (1 staged, 2 executed, 3 tombstone, 4 outbox, 5 dead letters), kept by
     // triggers in the transaction of every change, so /metrics sums a few rows instead of
-    // counting millions. Each connection adds to its own shard of each kind's counter, so
-    // instances do not wait on one another's counter rows. And the protocol's persisted
-    // high-water time (protocol_clock.hpp).
+    // counting millions. Each connection adds to its own shard of each kind's counter (the one
+    // it claimed since migration 6), so connections do not wait on one another's counter rows.
+    // And the protocol's persisted high-water time (protocol_clock.hpp).
     {2,
      "CREATE TABLE exactly_row_counts ("
      " kind SMALLINT NOT NULL, shard SMALLINT NOT NULL, n BIGINT NOT NULL,"
@@ -115,6 +115,16 @@ constexpr pg::migration schema[] = {
      "   RAISE EXCEPTION 'mark_executed: interaction % % is not staged', p_route, p_id"
      "    USING ERRCODE = 'XX000';"
      "  END IF;"
+     " END $$;"},
+    // The shard a connection claimed when it connected (pg_store::with_counter_shard), unique
+    // among live connections, instead of its pid modulo 16, which two connections could share.
+    {6,
+     "CREATE OR REPLACE FUNCTION exactly_count_add(k SMALLINT, d BIGINT) RETURNS void"
+     " LANGUAGE plpgsql AS $$ BEGIN"
+     "  INSERT INTO exactly_row_counts(kind, shard, n) VALUES (k,"
+     "   coalesce(nullif(current_setting('exactly.shard', true), '')::SMALLINT,"
+     "    pg_backend_pid() % 64), d)"
+     "  ON CONFLICT (kind, shard) DO UPDATE SET n = exactly_row_counts.n + excluded.n;"
      " END $$;"},
 };
 

@@ -43,7 +43,18 @@ Record facts_of(const pg::result& q) {
 
 }  // namespace
 
-pg_store::pg_store(pg::options opts) : db_(std::move(opts)) {
+pg::options pg_store::with_counter_shard(pg::options opts) {
+  // The first shard no live connection holds (a session advisory lock, released when the
+  // connection ends), so that no two connections add to one counter row and wait on each other
+  // (or deadlock, when two transactions add to two kinds in crossing order); past 64 connections
+  // at once, one by the backend's pid.
+  opts.session_setup =
+      "SELECT set_config('exactly.shard', coalesce((SELECT s FROM generate_series(0, 63) s"
+      " WHERE pg_try_advisory_lock(1702388067, s) LIMIT 1), pg_backend_pid() % 64)::TEXT, false)";
+  return opts;
+}
+
+pg_store::pg_store(pg::options opts) : db_(with_counter_shard(std::move(opts))) {
   try {
     pg::migrate(db_, "exactly.server", server_pg_schema());
   } catch (const pg::error& e) {

@@ -14,6 +14,9 @@ class pg_store final : public interaction_store {
  public:
   // Connects and migrates the server schema. Throws pg::error on failure.
   explicit pg_store(pg::options opts);
+  // `opts` with the session setup that claims the connection's shard of the row counters
+  // (exactly.shard, which exactly_count_add adds to).
+  static pg::options with_counter_shard(pg::options opts);
 
   // The connection business logic writes through, inside the connector's transaction.
   pg::connection& connection() { return db_; }

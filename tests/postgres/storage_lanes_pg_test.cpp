@@ -82,6 +82,37 @@ TEST(storage_lanes, each_thread_uses_the_connection_it_chose) {
   EXPECT_THROW(c.storage(connections), std::out_of_range);
 }
 
+TEST(storage_lanes, each_connection_adds_to_a_counter_shard_of_its_own) {
+  server::connector c(on_postgres(connections));
+  register_echo_app(c);
+  std::vector<std::int64_t> shards;
+  for (std::size_t i = 0; i < connections; ++i) {
+    shards.push_back(
+        c.storage(i).query_int64("SELECT current_setting('exactly.shard')::BIGINT").value_or(-1));
+  }
+  EXPECT_EQ(std::set<std::int64_t>(shards.begin(), shards.end()).size(), connections);
+  for (std::size_t i = 0; i < connections; ++i) {  // one shard claimed each, not every one tried
+    EXPECT_EQ(c.storage(i).query_int64(
+                  "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                  " AND pid = pg_backend_pid() AND classid = 1702388067 AND objsubid = 2"),
+              1);
+  }
+  // A PUT on the last connection counts its staged row in that connection's shard.
+  server::interaction_response put;
+  std::thread t([&] {
+    c.use_connection_on_this_thread(connections - 1);
+    const std::string id = request_id::mint().to_string();
+    put = c.handle({verb::put, echo_route, id, "alice", "application/json", R"({"status":201})"});
+  });
+  t.join();
+  ASSERT_EQ(put.status, 201u) << put.body;
+  EXPECT_EQ(
+      c.storage(0).query_int64("SELECT n FROM exactly_row_counts WHERE kind = 1 AND shard = " +
+                               std::to_string(shards.back())),
+      1);
+  EXPECT_EQ(c.counts().staged, 1);
+}
+
 TEST(storage_lanes, every_request_of_an_id_uses_one_connection_and_the_ids_use_them_all) {
   const echo_server_config cfg = three_connections();
   echo_server server(cfg);

@@ -56,6 +56,9 @@ struct options {
   // A lost connection is tried again after base, doubling up to cap (with jitter).
   std::chrono::milliseconds reconnect_base{100};
   std::chrono::milliseconds reconnect_cap{5000};
+  // SQL run on each (re)connection after the settings above, e.g. to set up the session's
+  // state; "" runs nothing. A failure fails the connection as an unreachable server would.
+  std::string session_setup{};
 };
 
 // A parameter sent as raw bytes (bytea), not as text.
