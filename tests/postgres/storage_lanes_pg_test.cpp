@@ -126,13 +126,7 @@ TEST(storage_lanes, every_request_of_an_id_uses_one_connection_and_the_ids_use_t
       http_client c(server.port());
       for (int i = 0; i < per_worker; ++i) {
         const std::string id = request_id::mint(server.now_ms()).to_string();
-        const bool ok =
-            c.request("PUT", path_of(id), R"({"status":201,"reply":1})", alice).status == 201 &&
-            c.request("POST", path_of(id), "", alice).header("exactly-once-outcome") ==
-                "executed" &&
-            c.request("GET", path_of(id), "", alice).header("exactly-once-outcome") == "replayed" &&
-            c.request("DELETE", path_of(id), "", alice).status == 204;
-        if (!ok)
+        if (!full_cycle(c, id))
           ++failures;
       }
     });

@@ -1,6 +1,8 @@
 #pragma once
 // Shared request helpers of the integration and crash tests.
 
+#include "http_client.hpp"
+
 #include <chrono>
 #include <string>
 #include <thread>
@@ -18,6 +20,15 @@ inline const header_list alice = {{"Authorization", "Bearer alice-key"},
 // The echo route's path for `id`.
 inline std::string path_of(const std::string& id) {
   return "/vectors/echo/" + id;
+}
+
+// PUT, POST, GET and DELETE of the fresh id `id` on the echo route as alice: whether each
+// answered as it should (201, executed, replayed, 204).
+inline bool full_cycle(http_client& c, const std::string& id) {
+  return c.request("PUT", path_of(id), R"({"status":201,"reply":1})", alice).status == 201 &&
+         c.request("POST", path_of(id), "", alice).header("exactly-once-outcome") == "executed" &&
+         c.request("GET", path_of(id), "", alice).header("exactly-once-outcome") == "replayed" &&
+         c.request("DELETE", path_of(id), "", alice).status == 204;
 }
 
 // Polls `pred` every 10 ms until it holds or 5 s pass; returns its last value.
