@@ -127,7 +127,13 @@ connection::connection(options opts)
   // ours; a lost connection surfaces as an error at the next statement.
   PQsetNoticeProcessor(
       conn_, [](void*, const char*) {}, nullptr);
-  configure();
+  try {
+    configure();
+  } catch (...) {
+    PQfinish(conn_);  // and whatever the session had taken
+    conn_ = nullptr;
+    throw;
+  }
 }
 
 connection::~connection() {
@@ -177,7 +183,12 @@ void connection::ensure_connected() {
     throw error(connection_lost, "PostgreSQL is unreachable; the next reconnection is scheduled");
   PQreset(conn_);
   if (PQstatus(conn_) == CONNECTION_OK) {
-    configure();
+    try {
+      configure();
+    } catch (...) {
+      broken_ = true;  // half set up: the next call resets it again
+      throw;
+    }
     return;
   }
   const backoff_policy policy{opts_.reconnect_base, opts_.reconnect_cap};

@@ -6,19 +6,23 @@
 #include "pg_store.hpp"
 #include "sqlite_store.hpp"
 
+#include <atomic>
 #include <stdexcept>
 
 namespace exactly::server {
 
 namespace {
 
+// Each connector's number, never reused (an address may be, once a connector is gone).
+std::atomic<std::uint64_t> connectors_made{0};
 // The connector and connection the calling thread chose (connector::use_connection_on_this_thread).
-thread_local const void* thread_owner = nullptr;  // a connector::impl
+thread_local std::uint64_t thread_owner = 0;
 thread_local std::size_t thread_lane = 0;
 
 }  // namespace
 
-connector::impl::impl(connector_options o) : opts(std::move(o)), clock(opts.clock) {
+connector::impl::impl(connector_options o)
+    : number(++connectors_made), opts(std::move(o)), clock(opts.clock) {
   if (opts.postgres_connections == 0 || (!opts.postgres && opts.postgres_connections != 1)) {
     throw std::invalid_argument(
         "connector: postgres_connections must be at least 1, and 1 on SQLite (one writer)");
@@ -30,7 +34,7 @@ connector::impl::impl(connector_options o) : opts(std::move(o)), clock(opts.cloc
 }
 
 connector::impl::lane& connector::impl::here() {
-  return thread_owner == this ? lanes[thread_lane] : lanes.front();
+  return thread_owner == number ? lanes[thread_lane] : lanes.front();
 }
 
 void connector::impl::open_store() {
@@ -153,15 +157,14 @@ std::size_t connector::connections() const {
 void connector::use_connection_on_this_thread(std::size_t i) {
   if (i >= impl_->lanes.size())
     throw std::out_of_range("connector: no connection " + std::to_string(i));
-  thread_owner = impl_.get();
+  thread_owner = impl_->number;
   thread_lane = i;
 }
 bool connector::ready() const {
-  for (const impl::lane& l : impl_->lanes) {
-    if (!l.store->available())
-      return false;
-  }
-  return true;
+  // The first connection's: the background jobs use it at every interval, so it comes back by
+  // itself; another one reconnects at its next request, which a balancer draining an instance
+  // not ready would never send.
+  return impl_->lanes.front().store->available();
 }
 const connector_options& connector::options() const {
   return impl_->opts;

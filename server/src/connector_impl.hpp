@@ -48,6 +48,7 @@ struct connector::impl {
     add(stats);
   }
 
+  std::uint64_t number;  // this connector's, for the threads that chose a connection of it
   connector_options opts;
   protocol_clock clock;     // opts.clock, never earlier than a time used before (any thread)
   std::vector<lane> lanes;  // at least one; lanes[0] for unassigned threads

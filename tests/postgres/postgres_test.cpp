@@ -167,6 +167,28 @@ TEST(postgres_connect, a_bad_connection_string_is_a_clear_storage_error) {
   EXPECT_THROW(pg::connection({"this is not a conninfo"}), pg::error);
 }
 
+TEST(postgres_connect, a_failing_session_setup_fails_the_connection_and_is_tried_again) {
+  const std::string conninfo = test::test_cluster().fresh_schema();
+  pg::connection admin({conninfo});
+  admin.exec("CREATE TABLE setup_gate (open BOOLEAN)");  // empty: the setup divides by zero
+  pg::options o{conninfo};
+  o.session_setup =
+      "SELECT set_config('exactly_test.setup', (1 / (SELECT count(*) FROM setup_gate))::TEXT,"
+      " false)";
+  EXPECT_THROW(pg::connection{o}, pg::error);  // under ASan: the half-made connection is freed
+  admin.exec("INSERT INTO setup_gate VALUES (true)");
+  pg::connection db(o);
+  EXPECT_EQ(db.query_int64("SELECT current_setting('exactly_test.setup')::BIGINT"), 1);
+  // Lost, then reconnected while the setup fails: no call runs on the half set-up session.
+  admin.exec("DELETE FROM setup_gate");
+  admin.query("SELECT pg_terminate_backend($1, 5000)", *db.query_int64("SELECT pg_backend_pid()"));
+  EXPECT_THROW(db.query_int64("SELECT 1"), pg::error);  // the connection was lost
+  EXPECT_THROW(db.query_int64("SELECT 1"), pg::error);  // reconnected; the setup failed
+  EXPECT_THROW(db.query_int64("SELECT 1"), pg::error);  // reconnected again; failed again
+  admin.exec("INSERT INTO setup_gate VALUES (true)");
+  EXPECT_EQ(db.query_int64("SELECT current_setting('exactly_test.setup')::BIGINT"), 1);
+}
+
 TEST(postgres_outage, the_connection_comes_back_by_itself_after_the_server_returns) {
   test::pg_cluster own;  // stopped and started here: not the cluster other tests share
   pg::connection db(

@@ -57,7 +57,8 @@ struct options {
   std::chrono::milliseconds reconnect_base{100};
   std::chrono::milliseconds reconnect_cap{5000};
   // SQL run on each (re)connection after the settings above, e.g. to set up the session's
-  // state; "" runs nothing. A failure fails the connection as an unreachable server would.
+  // state; "" runs nothing. A failure fails the constructor, or the call that reconnected, and
+  // the next call connects again.
   std::string session_setup{};
 };
 

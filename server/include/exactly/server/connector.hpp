@@ -139,8 +139,9 @@ class connector {
   // below, db(), pg() and storage() included; a thread that never called it uses connection 0.
   // A thread serves one connector this way. Throws std::out_of_range for a bad `i`.
   void use_connection_on_this_thread(std::size_t i);
-  // Whether the store is reachable as far as the last storage call knew (any thread): false
-  // while PostgreSQL is down, until a reconnection succeeds. Always true on SQLite.
+  // Whether the store is reachable as far as the last storage call on the first connection
+  // knew (any thread): false while PostgreSQL is down, until a reconnection succeeds. Always
+  // true on SQLite.
   bool ready() const;
   const connector_options& options() const;
 

@@ -3,7 +3,8 @@
 // a small router, /healthz, /metrics, the optional operator page, the sweeper and outbox
 // dispatcher, graceful shutdown.
 // One network thread carries out I/O and reads GETs through the connector's read-only
-// connection; one storage thread runs every other database call, in order.
+// connection; one storage thread per connection of the connector (one on SQLite) runs every
+// other database call, in order (every request of one id on the same one).
 
 #include <exactly/server/connector.hpp>
 #include <exactly/server/http_message.hpp>
