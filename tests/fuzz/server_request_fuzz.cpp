@@ -15,7 +15,7 @@
 #include "server/src/metrics.hpp"
 #include "server/src/request_dispatch.hpp"
 #include "server/src/router.hpp"
-#include "server/src/storage_executor.hpp"
+#include "server/src/storage_lanes.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -90,7 +90,8 @@ struct server_path {
   authenticator auth{opts};
   router routes;
   metrics counters;
-  storage_executor storage{conn.storage(), /*group_commit=*/true};
+  storage_lanes storage{conn, /*group_commit=*/true, /*flush_every_commit=*/false,
+                        /*background_sync=*/false};
   request_dispatch dispatch{conn, auth, routes, counters, storage, opts};
   std::map<std::string, int> executions;          // by id: business logic runs
   std::map<std::string, beast_response> results;  // by id: the executed answer
@@ -117,7 +118,7 @@ struct server_path {
   // The answer to `req`, run on the storage thread's io_context in this thread.
   beast_response answer(beast_request& req) {
     std::optional<beast_response> res;
-    asio::io_context& io = storage.context();
+    asio::io_context& io = storage.first().context();
     asio::co_spawn(
         io, [&]() -> asio::awaitable<void> { res = co_await dispatch.respond(req, ""); },
         [](std::exception_ptr e) {
