@@ -58,27 +58,10 @@ TEST(concurrency, many_full_cycles_in_parallel_leave_only_tombstones) {
   cfg.max_staged_per_principal = 1000;
   echo_server server(cfg);
   constexpr int workers = 8, per_worker = 40;
-  std::vector<std::string> all_ids;
-  std::mutex ids_mutex;
-  std::vector<std::thread> threads;
-  std::atomic<int> failures{0};
-  for (int w = 0; w < workers; ++w) {
-    threads.emplace_back([&] {
-      http_client c(server.port());
-      for (int i = 0; i < per_worker; ++i) {
-        const std::string id = request_id::mint(server.now_ms()).to_string();
-        {
-          std::lock_guard lock(ids_mutex);
-          all_ids.push_back(id);
-        }
-        if (!full_cycle(c, id))
-          ++failures;
-      }
-    });
-  }
-  for (auto& t : threads)
-    t.join();
-  EXPECT_EQ(failures.load(), 0);
+  const auto [all_ids, failures] = full_cycles_in_parallel(server.port(), workers, per_worker, [&] {
+    return request_id::mint(server.now_ms()).to_string();
+  });
+  EXPECT_EQ(failures, 0);
   EXPECT_EQ(server.executions_total(), workers * per_worker);
   for (const auto& id : all_ids)
     EXPECT_EQ(server.executions(id), 1) << id;

@@ -119,21 +119,10 @@ TEST(storage_lanes, every_request_of_an_id_uses_one_connection_and_the_ids_use_t
   pg::connection audit({cfg.postgres});
   audit_writers(audit, "exactly_interactions");
   constexpr int workers = 6, per_worker = 20;
-  std::atomic<int> failures{0};
-  std::vector<std::thread> threads;
-  for (int w = 0; w < workers; ++w) {
-    threads.emplace_back([&] {
-      http_client c(server.port());
-      for (int i = 0; i < per_worker; ++i) {
-        const std::string id = request_id::mint(server.now_ms()).to_string();
-        if (!full_cycle(c, id))
-          ++failures;
-      }
-    });
-  }
-  for (auto& t : threads)
-    t.join();
-  EXPECT_EQ(failures.load(), 0);
+  const int failures = full_cycles_in_parallel(server.port(), workers, per_worker, [&] {
+                         return request_id::mint(server.now_ms()).to_string();
+                       }).second;
+  EXPECT_EQ(failures, 0);
   EXPECT_EQ(server.executions_total(), workers * per_worker);
   // Each id's staged row, execution and tombstone were written, each by one backend.
   EXPECT_EQ(audit.query_int64("SELECT count(DISTINCT id) FROM lane_audit"), workers * per_worker);

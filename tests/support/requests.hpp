@@ -3,7 +3,10 @@
 
 #include "http_client.hpp"
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -29,6 +32,34 @@ inline bool full_cycle(http_client& c, const std::string& id) {
          c.request("POST", path_of(id), "", alice).header("exactly-once-outcome") == "executed" &&
          c.request("GET", path_of(id), "", alice).header("exactly-once-outcome") == "replayed" &&
          c.request("DELETE", path_of(id), "", alice).status == 204;
+}
+
+// Full cycles from `workers` clients at once, each of `per_worker` fresh ids from `mint`: the
+// ids, and how many cycles did not answer as they should.
+template <class Mint>
+std::pair<std::vector<std::string>, int> full_cycles_in_parallel(std::uint16_t port, int workers,
+                                                                 int per_worker, Mint mint) {
+  std::vector<std::string> ids;
+  std::mutex ids_mutex;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w) {
+    threads.emplace_back([&] {
+      http_client c(port);
+      for (int i = 0; i < per_worker; ++i) {
+        const std::string id = mint();
+        {
+          std::lock_guard lock(ids_mutex);
+          ids.push_back(id);
+        }
+        if (!full_cycle(c, id))
+          ++failures;
+      }
+    });
+  }
+  for (auto& t : threads)
+    t.join();
+  return {std::move(ids), failures.load()};
 }
 
 // Polls `pred` every 10 ms until it holds or 5 s pass; returns its last value.
