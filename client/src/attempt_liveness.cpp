@@ -12,11 +12,14 @@ constexpr int attempt_lock_class = 0x45784131;  // "ExA1"
 
 }  // namespace
 
-void hold_attempt(const database& db, std::string_view request_id) {
+void hold_attempt(const database& db, std::string_view request_id, bool deferred) {
   if (db.kind() != engine::postgres)
     return;
-  db.as_postgres().query("SELECT pg_advisory_xact_lock($1::int4, hashtext($2))", attempt_lock_class,
-                         request_id);
+  constexpr std::string_view lock = "SELECT pg_advisory_xact_lock($1::int4, hashtext($2))";
+  if (deferred)
+    db.as_postgres().defer(lock, attempt_lock_class, request_id);
+  else
+    db.as_postgres().query(lock, attempt_lock_class, request_id);
 }
 
 bool attempt_ended(const database& db, std::string_view request_id) {

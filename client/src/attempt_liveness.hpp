@@ -14,8 +14,9 @@ namespace exactly::client {
 // In the handler's open transaction on `db`: marks the attempt about to journal `request_id` as
 // running until that transaction ends (PostgreSQL: pg_advisory_xact_lock, released early if the
 // savepoint that took it rolls back, when the id has no invocation row and is due a DELETE
-// anyway; SQLite: nothing).
-void hold_attempt(const database& db, std::string_view request_id);
+// anyway; SQLite: nothing). Taken at once, or `deferred` to the transaction's next round trip,
+// which the caller must wait for before it journals the id.
+void hold_attempt(const database& db, std::string_view request_id, bool deferred = false);
 // In the caller's open transaction on `db`: true when no other transaction holds `request_id`'s
 // attempt, i.e. it has committed or rolled back (the lock is then held until the caller's
 // transaction ends). Always true on SQLite, whose write lock the caller holds.

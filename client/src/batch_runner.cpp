@@ -66,7 +66,7 @@ bool carry_out_get_answer(endpoint_core& core, const queued_message& q, const pr
   const std::string error = describe_answer("GET", *p.response);
   if (p.step.action == lifecycle_action::error_queue_follow_up) {
     core.queues.move_to_errors(q.seq, error, now);
-    core.invocations.move_if_in(p.request_id, state::awaiting_follow_up, p.step.next, now);
+    core.invocations.move_if_in_deferred(p.request_id, state::awaiting_follow_up, p.step.next, now);
     return true;
   }
   core.queues.retry_later(q.seq, core.backoff_until(q.attempts, now), error);
@@ -89,7 +89,7 @@ void carry_out_failure(endpoint_core& core, const queued_message& q, const prepa
   if (step.action == lifecycle_action::error_queue_follow_up_with_response) {
     core.queues.move_to_errors(
         q.seq, error, now, p.response ? keep_response(q.msg.headers, *p.response) : q.msg.headers);
-    core.invocations.move_if_in(p.request_id, state::awaiting_follow_up, step.next, now);
+    core.invocations.move_if_in_deferred(p.request_id, state::awaiting_follow_up, step.next, now);
   } else {
     core.queues.retry_later(q.seq, core.backoff_until(q.attempts, now), error);
   }
@@ -106,13 +106,17 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
   attempt_puts puts(core, wait, now);
   std::vector<bool> committed(batch.size(), false);
   std::vector<std::string_view> outcomes(batch.size());  // of handler attempts, for metrics
+  // Another worker or process sharing the queue may have taken a message since the batch was
+  // read, or (PostgreSQL) holds it in its open transaction now: skipped. Claimed in the batch's
+  // transaction, outside the handlers' savepoints, so a failed attempt keeps the claim.
+  std::vector<std::int64_t> seqs;
+  for (const queued_message& q : batch)
+    seqs.push_back(q.seq);
+  const std::set<std::int64_t> claimed = core.queues.claim_all(seqs);
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const queued_message& q = batch[i];
     const prepared_message& p = prepared[i];
-    // Another worker or process sharing the queue may have taken it since the batch was read, or
-    // (PostgreSQL) holds it in its open transaction now: skipped. Claimed in the batch's
-    // transaction, outside the handler's savepoint, so a failed attempt keeps the claim.
-    if (!core.queues.claim(q.seq))
+    if (!claimed.contains(q.seq))
       continue;
     if (p.step.action != lifecycle_action::run_follow_up) {
       done += carry_out_get_answer(core, q, p, now) ? 1 : 0;
@@ -135,7 +139,8 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
           if (!p.request_id.empty()) {
             const lifecycle_step step =
                 on_event(state::awaiting_follow_up, lifecycle_event::handler_committed);
-            core.invocations.move_if_in(p.request_id, state::awaiting_follow_up, step.next, now);
+            core.invocations.move_if_in_deferred(p.request_id, state::awaiting_follow_up, step.next,
+                                                 now);
           }
           core.queues.consume(q.seq);
           tx.commit();

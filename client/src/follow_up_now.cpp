@@ -26,7 +26,7 @@ std::string attempt(endpoint_core& core, attempt_puts& puts, const invocation_ro
     h->second(ctx);
     const lifecycle_step step =
         on_event(state::awaiting_follow_up, lifecycle_event::handler_committed);
-    core.invocations.move_if_in(row.request_id, state::awaiting_follow_up, step.next, now);
+    core.invocations.move_if_in_deferred(row.request_id, state::awaiting_follow_up, step.next, now);
     tx.commit();
     return "";
   } catch (const storage_error&) {
@@ -56,7 +56,7 @@ void run_follow_up_now(endpoint_core& core, attempt_puts& puts, const invocation
   const lifecycle_step step = on_event(state::awaiting_follow_up, failure);
   if (step.action == lifecycle_action::error_queue_follow_up_with_response) {
     core.queues.add_error(row.endpoint, follow_up, 1, error, now);
-    core.invocations.move_if_in(row.request_id, state::awaiting_follow_up, step.next, now);
+    core.invocations.move_if_in_deferred(row.request_id, state::awaiting_follow_up, step.next, now);
   } else {
     core.queues.enqueue_failed(row.endpoint, follow_up, error, core.backoff_until(0, now), now);
   }

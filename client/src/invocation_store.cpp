@@ -79,6 +79,11 @@ bool invocation_store::move_if_in(std::string_view request_id, invocation_state 
   return impl_->move_if_in(request_id, stored_value(from), stored_value(to), due_ms);
 }
 
+void invocation_store::move_if_in_deferred(std::string_view request_id, invocation_state from,
+                                           invocation_state to, std::int64_t due_ms) {
+  impl_->move_if_in_deferred(request_id, stored_value(from), stored_value(to), due_ms);
+}
+
 std::optional<invocation_info> invocation_store::find(std::string_view request_id) {
   auto r = impl_->find(request_id);
   if (!r)

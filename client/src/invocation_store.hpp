@@ -65,6 +65,8 @@ class invocation_engine {
   virtual std::vector<std::string> missing(const std::vector<std::string>& request_ids) = 0;
   virtual std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) = 0;
   virtual bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) = 0;
+  virtual void move_if_in_deferred(std::string_view request_id, int from, int to,
+                                   std::int64_t due_ms) = 0;
   virtual void retry_later(std::string_view request_id, std::int64_t due_ms,
                            std::string_view error) = 0;
   virtual void remove(std::string_view request_id) = 0;
@@ -105,6 +107,10 @@ class invocation_store {
   // under READ COMMITTED a concurrent move of the row is waited for and then re-checked.
   bool move_if_in(std::string_view request_id, invocation_state from, invocation_state to,
                   std::int64_t due_ms);
+  // The same, in the caller's transaction, for a caller that does not ask whether the row moved:
+  // on PostgreSQL sent with the transaction's next round trip, and a failure reported there.
+  void move_if_in_deferred(std::string_view request_id, invocation_state from, invocation_state to,
+                           std::int64_t due_ms);
   // Counts a failed send; the step is due again at `due_ms`.
   void retry_later(std::string_view request_id, std::int64_t due_ms, std::string_view error) {
     impl_->retry_later(request_id, due_ms, error);

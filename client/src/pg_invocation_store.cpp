@@ -32,6 +32,11 @@ constexpr migration schema[] = {
     {3, "ALTER TABLE exactly_invocations ADD COLUMN body BYTEA, ADD COLUMN content_type TEXT;"},
 };
 
+// Moves a row from state $4 to $1, due at $2, only if it is in $4 now.
+constexpr std::string_view move_statement =
+    "UPDATE exactly_invocations SET state = $1, due_ms = $2, attempts = 0"
+    " WHERE request_id = $3 AND state = $4";
+
 class pg_invocation_engine final : public invocation_engine {
  public:
   explicit pg_invocation_engine(pg::connection& db) : db_(db) {
@@ -92,10 +97,12 @@ class pg_invocation_engine final : public invocation_engine {
   bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) override {
     // Under READ COMMITTED an UPDATE that meets a row another transaction changed waits for it,
     // then re-checks the WHERE clause against the committed row: one mover wins.
-    return db_.execute(
-               "UPDATE exactly_invocations SET state = $1, due_ms = $2, attempts = 0"
-               " WHERE request_id = $3 AND state = $4",
-               to, due_ms, request_id, from) == 1;
+    return db_.execute(move_statement, to, due_ms, request_id, from) == 1;
+  }
+
+  void move_if_in_deferred(std::string_view request_id, int from, int to,
+                           std::int64_t due_ms) override {
+    db_.write(move_statement, to, due_ms, request_id, from);
   }
 
   void retry_later(std::string_view request_id, std::int64_t due_ms,

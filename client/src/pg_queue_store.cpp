@@ -70,11 +70,20 @@ class pg_queue_engine final : public queue_engine {
         "SELECT due_ms FROM exactly_queue WHERE endpoint = $1 ORDER BY due_ms LIMIT 1", endpoint);
   }
 
-  bool claim(std::int64_t seq) override {
+  std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs) override {
     // Locked until the caller's transaction ends; a row locked by another transaction (a worker
     // handling it now) is skipped rather than waited for, and one it deleted is gone.
-    return db_.query_int64("SELECT 1 FROM exactly_queue WHERE seq = $1 FOR UPDATE SKIP LOCKED", seq)
-        .has_value();
+    std::string array = "{";
+    for (const std::int64_t seq : seqs)
+      array += (array.size() > 1 ? "," : "") + std::to_string(seq);
+    array += '}';
+    const pg::result r = db_.query(
+        "SELECT seq FROM exactly_queue WHERE seq = ANY($1::bigint[]) FOR UPDATE SKIP LOCKED",
+        array);
+    std::set<std::int64_t> out;
+    for (int i = 0; i < r.rows(); ++i)
+      out.insert(r.int64(i, 0));
+    return out;
   }
 
   void consume(std::int64_t seq) override {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,7 +34,7 @@ class queue_engine {
   virtual std::vector<queued_message> due(std::string_view endpoint, std::int64_t now_ms,
                                           int limit) = 0;
   virtual std::optional<std::int64_t> next_due_ms(std::string_view endpoint) = 0;
-  virtual bool claim(std::int64_t seq) = 0;
+  virtual std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs) = 0;
   virtual void consume(std::int64_t seq) = 0;
   virtual void retry_later(std::int64_t seq, std::int64_t retry_at_ms, std::string_view error) = 0;
   virtual void move_to_errors(std::int64_t seq, std::string_view error, std::int64_t now_ms) = 0;
@@ -74,11 +75,13 @@ class queue_store {
   std::optional<std::int64_t> next_due_ms(std::string_view endpoint) {
     return impl_->next_due_ms(endpoint);
   }
-  // In the caller's transaction: whether the message is still queued and now this transaction's
-  // to handle. Another process sharing the queue may have taken it; on PostgreSQL the row is
-  // locked until the transaction ends, and a row another open transaction holds is skipped (FOR
-  // UPDATE SKIP LOCKED), so two workers never both handle it.
-  bool claim(std::int64_t seq) { return impl_->claim(seq); }
+  // In the caller's transaction, in one query: those of `seqs` still queued and now this
+  // transaction's to handle. Another process sharing the queue may have taken one; on PostgreSQL
+  // the rows are locked until the transaction ends, and a row another open transaction holds is
+  // left out (FOR UPDATE SKIP LOCKED), so two workers never both handle a message.
+  std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs) {
+    return seqs.empty() ? std::set<std::int64_t>{} : impl_->claim_all(seqs);
+  }
   // Removes a processed message.
   void consume(std::int64_t seq) { impl_->consume(seq); }
   // Records a failed attempt; the message is due again at `retry_at_ms`.

@@ -94,6 +94,11 @@ class sqlite_invocation_engine final : public invocation_engine {
     return db_.changes() == 1;
   }
 
+  void move_if_in_deferred(std::string_view request_id, int from, int to,
+                           std::int64_t due_ms) override {
+    move_if_in(request_id, from, to, due_ms);  // in-process: nothing to save by waiting
+  }
+
   void retry_later(std::string_view request_id, std::int64_t due_ms,
                    std::string_view error) override {
     db_.prepare(

@@ -47,7 +47,7 @@ class sqlite_queue_engine final : public queue_engine {
   std::vector<queued_message> due(std::string_view endpoint, std::int64_t now_ms,
                                   int limit) override;
   std::optional<std::int64_t> next_due_ms(std::string_view endpoint) override;
-  bool claim(std::int64_t seq) override;
+  std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs) override;
   void consume(std::int64_t seq) override;
   void retry_later(std::int64_t seq, std::int64_t retry_at_ms, std::string_view error) override;
   void move_to_errors(std::int64_t seq, std::string_view error, std::int64_t now_ms) override;
@@ -92,8 +92,15 @@ std::optional<std::int64_t> sqlite_queue_engine::next_due_ms(std::string_view en
       "SELECT due_ms FROM exactly_queue WHERE endpoint = ? ORDER BY due_ms LIMIT 1", endpoint);
 }
 
-bool sqlite_queue_engine::claim(std::int64_t seq) {
-  return db_.query_int64("SELECT 1 FROM exactly_queue WHERE seq = ?", seq).has_value();
+std::set<std::int64_t> sqlite_queue_engine::claim_all(const std::vector<std::int64_t>& seqs) {
+  // The write lock the caller's transaction takes keeps other workers out; a row still here is
+  // this transaction's.
+  std::set<std::int64_t> out;
+  for (const std::int64_t seq : seqs) {
+    if (db_.query_int64("SELECT 1 FROM exactly_queue WHERE seq = ?", seq))
+      out.insert(seq);
+  }
+  return out;
 }
 
 void sqlite_queue_engine::consume(std::int64_t seq) {
