@@ -136,6 +136,15 @@ TEST(storage_lanes, every_request_of_an_id_uses_one_connection_and_the_ids_use_t
   const auto rows = server.rows();
   EXPECT_EQ(rows.tombstone, workers * per_worker);
   EXPECT_TRUE(eventually([&] { return server.outbox_pending() == 0; }));
+  // The row counters, each connection's changes in its own shard, agree with the rows by state.
+  for (int state = 1; state <= 3; ++state) {
+    EXPECT_EQ(
+        audit.query_int64("SELECT sum(n) FROM exactly_row_counts WHERE kind = $1", state),
+        audit.query_int64("SELECT count(*) FROM exactly_interactions WHERE state = $1", state))
+        << "state " << state;
+  }
+  EXPECT_GE(audit.query_int64("SELECT count(DISTINCT shard) FROM exactly_row_counts WHERE n <> 0"),
+            2);
 }
 
 TEST(storage_lanes, user_routes_take_the_connections_in_turn_and_metrics_count_them_all) {
