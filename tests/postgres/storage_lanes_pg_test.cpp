@@ -113,6 +113,43 @@ TEST(storage_lanes, each_connection_adds_to_a_counter_shard_of_its_own) {
   EXPECT_EQ(c.counts().staged, 1);
 }
 
+// A connection other than the first whose backend went away while it was idle: the connector
+// stays ready (it follows the first), the next request on that connection answers 503
+// storage-unavailable with nothing written, and one after the reconnection's backoff is served on
+// a new backend; the id refused runs its course once when sent again.
+TEST(storage_lanes, an_idle_connection_that_lost_its_backend_comes_back_at_a_later_request) {
+  server::connector c(on_postgres(connections));
+  register_echo_app(c);
+  const std::int64_t lost = backend_of(c.storage(2));
+  pg::connection admin({test_cluster().fresh_schema()});
+  ASSERT_EQ(admin.query_int64("SELECT pg_terminate_backend($1)::int", lost), 1);
+  ASSERT_TRUE(eventually([&] {
+    return admin.query_int64("SELECT count(*) FROM pg_stat_activity WHERE pid = $1", lost) == 0;
+  }));
+  const std::string id = request_id::mint().to_string();
+  const std::string body = R"({"status":201})";
+  std::vector<unsigned> statuses;
+  std::thread t([&] {
+    c.use_connection_on_this_thread(2);
+    for (int i = 0; i < 100; ++i) {
+      statuses.push_back(
+          c.handle({verb::put, echo_route, id, "alice", "application/json", body}).status);
+      if (statuses.back() != 503)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    statuses.push_back(c.handle({verb::post, echo_route, id, "alice", "", ""}).status);
+  });
+  t.join();
+  ASSERT_GE(statuses.size(), 3u);
+  EXPECT_EQ(statuses.front(), 503u);  // the call that found the backend gone
+  EXPECT_EQ(statuses[statuses.size() - 2], 201u);
+  EXPECT_EQ(statuses.back(), 201u);  // the echo route answers the status it was given
+  EXPECT_TRUE(c.ready());
+  EXPECT_NE(backend_of(c.storage(2)), lost);
+  EXPECT_EQ(echo_executions(c.storage(0), id), 1);
+}
+
 TEST(storage_lanes, every_request_of_an_id_uses_one_connection_and_the_ids_use_them_all) {
   const echo_server_config cfg = three_connections();
   echo_server server(cfg);
