@@ -28,8 +28,9 @@ tests/exactly_thread_tests --gtest_filter='-GoogleTestVerification.*'
 # The threads beside the storage connection: the background sync and the checkpointer.
 tests/exactly_server_flush_tests --gtest_filter='background_sync*:wal_checkpoint_test*'
 # The PostgreSQL variants (pg.*, postgres*) are not built here: the same code paths on SQLite.
-# But storage_lanes is: a connector's storage threads, one per PostgreSQL connection (ctest
-# starts the cluster it needs).
+# But storage_lanes is: a connector's storage threads, one per PostgreSQL connection, and two of
+# them deadlocking (ctest starts the cluster they need).
 ctest --output-on-failure -j "$jobs" --timeout 600 \
-  -R "^server_crash\.|client_crash|^server_outage\.|^storage_lanes\." -E "postgres|^pg\."
+  -R "^server_crash\.|client_crash|^server_outage\.|^storage_lanes\.|^storage_lanes_deadlock\." \
+  -E "postgres|^pg\."
 echo "tsan tests: $((SECONDS - start)) s"
