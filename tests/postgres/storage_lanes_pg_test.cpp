@@ -145,6 +145,27 @@ TEST(storage_lanes, a_counter_row_removed_by_hand_is_made_again_and_nothing_is_l
   }
 }
 
+// A shard setting out of the counters' range (0 to 63), which no connection sets but a hand
+// might, counts in the shard of the backend's pid instead, among the rows made in advance.
+TEST(storage_lanes, a_shard_setting_out_of_range_counts_in_the_pid_shard) {
+  server::connector c(on_postgres(1));
+  register_echo_app(c);
+  const database db = c.storage(0);
+  db.query_int64("SELECT length(set_config('exactly.shard', '99', false))");
+  const std::int64_t pid_shard = db.query_int64("SELECT pg_backend_pid() % 64").value_or(-1);
+  const std::string id = request_id::mint().to_string();
+  ASSERT_EQ(c.handle({verb::put, echo_route, id, "alice", "application/json", R"({"status":200})"})
+                .status,
+            201u);
+  EXPECT_EQ(db.query_int64("SELECT n FROM exactly_row_counts WHERE kind = 1 AND shard = " +
+                           std::to_string(pid_shard)),
+            1);
+  EXPECT_EQ(
+      db.query_int64("SELECT count(*) FROM exactly_row_counts WHERE shard NOT BETWEEN 0 AND 63"),
+      0);
+  EXPECT_EQ(c.counts().staged, 1);
+}
+
 // A connection other than the first whose backend went away while it was idle: the connector
 // stays ready (it follows the first), the next request on that connection answers 503
 // storage-unavailable with nothing written, its rollback resets the connection, and the request
