@@ -1,4 +1,5 @@
 // Durable input queues and error queues of endpoints, in PostgreSQL.
+#include "pg_text_array.hpp"
 #include "queue_store.hpp"
 
 #include <exactly/common/migrations.hpp>
@@ -73,13 +74,12 @@ class pg_queue_engine final : public queue_engine {
   std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs) override {
     // Locked until the caller's transaction ends; a row locked by another transaction (a worker
     // handling it now) is skipped rather than waited for, and one it deleted is gone.
-    std::string array = "{";
+    std::vector<std::string> texts;
     for (const std::int64_t seq : seqs)
-      array += (array.size() > 1 ? "," : "") + std::to_string(seq);
-    array += '}';
+      texts.push_back(std::to_string(seq));
     const pg::result r = db_.query(
         "SELECT seq FROM exactly_queue WHERE seq = ANY($1::bigint[]) FOR UPDATE SKIP LOCKED",
-        array);
+        pg_text_array(texts));
     std::set<std::int64_t> out;
     for (int i = 0; i < r.rows(); ++i)
       out.insert(r.int64(i, 0));

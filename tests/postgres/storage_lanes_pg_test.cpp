@@ -44,6 +44,16 @@ void audit_writers(pg::connection& db, const std::string& table) {
       " FOR EACH ROW EXECUTE FUNCTION lane_audit_row()");
 }
 
+// The row counters of `db`, summed over the shards, against its rows, by state.
+void expect_counters_match_rows(const database& db) {
+  for (int state = 1; state <= 3; ++state) {
+    EXPECT_EQ(
+        db.query_int64("SELECT coalesce(sum(n), 0) FROM exactly_row_counts WHERE kind = ?", state),
+        db.query_int64("SELECT count(*) FROM exactly_interactions WHERE state = ?", state))
+        << "state " << state;
+  }
+}
+
 echo_server_config three_connections() {
   echo_server_config cfg;
   cfg.postgres = test_cluster().fresh_schema();
@@ -136,13 +146,7 @@ TEST(storage_lanes, a_counter_row_removed_by_hand_is_made_again_and_nothing_is_l
   ASSERT_EQ(c.handle({verb::post, echo_route, id, "alice", "", ""}).status, 200u);
   EXPECT_EQ(c.counts().staged, 0);
   EXPECT_EQ(c.counts().executed, 1);
-  for (int state = 1; state <= 3; ++state) {
-    EXPECT_EQ(db.query_int64("SELECT coalesce(sum(n), 0) FROM exactly_row_counts WHERE kind = " +
-                             std::to_string(state)),
-              db.query_int64("SELECT count(*) FROM exactly_interactions WHERE state = " +
-                             std::to_string(state)))
-        << "state " << state;
-  }
+  expect_counters_match_rows(db);
 }
 
 // A shard setting out of the counters' range (0 to 63), which no connection sets but a hand
@@ -223,12 +227,7 @@ TEST(storage_lanes, every_request_of_an_id_uses_one_connection_and_the_ids_use_t
   EXPECT_EQ(rows.tombstone, workers * per_worker);
   EXPECT_TRUE(eventually([&] { return server.outbox_pending() == 0; }));
   // The row counters, each connection's changes in its own shard, agree with the rows by state.
-  for (int state = 1; state <= 3; ++state) {
-    EXPECT_EQ(
-        audit.query_int64("SELECT sum(n) FROM exactly_row_counts WHERE kind = $1", state),
-        audit.query_int64("SELECT count(*) FROM exactly_interactions WHERE state = $1", state))
-        << "state " << state;
-  }
+  expect_counters_match_rows(audit);
   EXPECT_GE(audit.query_int64("SELECT count(DISTINCT shard) FROM exactly_row_counts WHERE n <> 0"),
             2);
 }
