@@ -95,24 +95,28 @@ void carry_out_failure(endpoint_core& core, const queued_message& q, const prepa
   }
 }
 
-// Runs `batch` in one transaction; false when, with put_wait::before_commit, a committed
-// handler's PUT was not staged (then nothing of it committed and every id it PUT gets a DELETE).
+// Runs `batch` in one transaction: `group` when the batch was claimed as it was read in it,
+// else one of its own; false when, with put_wait::before_commit, a committed handler's PUT was
+// not staged (then nothing of it committed and every id it PUT gets a DELETE).
 bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
                const std::vector<prepared_message>& prepared, std::int64_t now, put_wait wait,
-               std::size_t& done) {
+               std::size_t& done, std::optional<database_transaction>& group) {
   // The batch commits together (one fsync); each message in a savepoint of its own, so a failing
   // handler rolls back only itself.
-  std::optional<database_transaction> group(std::in_place, core.db);
-  attempt_puts puts(core, wait, now);
-  std::vector<bool> committed(batch.size(), false);
-  std::vector<std::string_view> outcomes(batch.size());  // of handler attempts, for metrics
-  // Another worker or process sharing the queue may have taken a message since the batch was
-  // read, or (PostgreSQL) holds it in its open transaction now: skipped. Claimed in the batch's
-  // transaction, outside the handlers' savepoints, so a failed attempt keeps the claim.
   std::vector<std::int64_t> seqs;
   for (const queued_message& q : batch)
     seqs.push_back(q.seq);
-  const std::set<std::int64_t> claimed = core.queues.claim_all(seqs);
+  std::set<std::int64_t> claimed(seqs.begin(), seqs.end());
+  if (!group) {
+    // Another worker or process sharing the queue may have taken a message since the batch was
+    // read, or (PostgreSQL) holds it in its open transaction now: skipped. Claimed in the
+    // batch's transaction, outside the handlers' savepoints, so a failed attempt keeps the claim.
+    group.emplace(core.db);
+    claimed = core.queues.claim_all(seqs);
+  }
+  attempt_puts puts(core, wait, now);
+  std::vector<bool> committed(batch.size(), false);
+  std::vector<std::string_view> outcomes(batch.size());  // of handler attempts, for metrics
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const queued_message& q = batch[i];
     const prepared_message& p = prepared[i];
@@ -189,7 +193,15 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
 std::size_t run_due_messages(endpoint_core& core, int limit) {
   const std::int64_t now = core.opts.clock();
   std::vector<queued_message> batch;
-  {
+  std::optional<database_transaction> group;
+  if (core.db.kind() == engine::postgres) {
+    // Claimed as it is read, in the batch's transaction: a worker sharing the queue passes over
+    // the messages another one handles now and takes the next due ones. The GETs of follow-ups
+    // (rare: only after a POST's answer was lost) are then made with the claim held.
+    group.emplace(core.db);
+    batch = core.queues.claim_due(core.name, now, limit);
+  } else {
+    // Read outside the write lock, which the GETs must not hold; claimed in the batch.
     read_transaction read(core.db);
     batch = core.queues.due(core.name, now, limit);
   }
@@ -199,9 +211,10 @@ std::size_t run_due_messages(endpoint_core& core, int limit) {
   // A batch of one message always waits for its PUTs in the handler.
   const put_wait wait = batch.size() > 1 ? core.opts.wait_for_put : put_wait::in_handler;
   std::size_t done = 0;
-  if (!run_batch(core, batch, prepared, now, wait, done)) {
-    done = 0;  // rolled back: once more, each handler waiting for its PUTs
-    run_batch(core, batch, prepared, now, put_wait::in_handler, done);
+  if (!run_batch(core, batch, prepared, now, wait, done, group)) {
+    done = 0;  // rolled back: once more, each handler waiting for its PUTs, claimed anew
+    group.reset();
+    run_batch(core, batch, prepared, now, put_wait::in_handler, done, group);
   }
   return done;
 }

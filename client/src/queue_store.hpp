@@ -33,6 +33,8 @@ class queue_engine {
                        std::int64_t now_ms) = 0;
   virtual std::vector<queued_message> due(std::string_view endpoint, std::int64_t now_ms,
                                           int limit) = 0;
+  virtual std::vector<queued_message> claim_due(std::string_view endpoint, std::int64_t now_ms,
+                                                int limit) = 0;
   virtual std::optional<std::int64_t> next_due_ms(std::string_view endpoint) = 0;
   virtual std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs) = 0;
   virtual void consume(std::int64_t seq) = 0;
@@ -70,6 +72,14 @@ class queue_store {
   // Up to `limit` messages of `endpoint` due at `now_ms`, oldest first.
   std::vector<queued_message> due(std::string_view endpoint, std::int64_t now_ms, int limit) {
     return impl_->due(endpoint, now_ms, limit);
+  }
+  // In the caller's transaction: up to `limit` messages of `endpoint` due at `now_ms`, oldest
+  // first, each now this transaction's to handle. On PostgreSQL a row another open transaction
+  // holds is passed over for the next due one (FOR UPDATE SKIP LOCKED), so workers sharing the
+  // queue take different messages instead of racing for the same; on SQLite the caller's write
+  // lock keeps every other worker out.
+  std::vector<queued_message> claim_due(std::string_view endpoint, std::int64_t now_ms, int limit) {
+    return impl_->claim_due(endpoint, now_ms, limit);
   }
   // When the next message of `endpoint` is due; nullopt if the queue is empty.
   std::optional<std::int64_t> next_due_ms(std::string_view endpoint) {

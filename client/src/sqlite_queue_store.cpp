@@ -46,6 +46,10 @@ class sqlite_queue_engine final : public queue_engine {
                std::int64_t now_ms) override;
   std::vector<queued_message> due(std::string_view endpoint, std::int64_t now_ms,
                                   int limit) override;
+  std::vector<queued_message> claim_due(std::string_view endpoint, std::int64_t now_ms,
+                                        int limit) override {
+    return due(endpoint, now_ms, limit);  // the caller's write lock keeps other workers out
+  }
   std::optional<std::int64_t> next_due_ms(std::string_view endpoint) override;
   std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs) override;
   void consume(std::int64_t seq) override;

@@ -11,7 +11,9 @@
 
 #include <gtest/gtest.h>
 
+#include <future>
 #include <thread>
+#include <utility>
 
 namespace exactly::test {
 namespace {
@@ -67,6 +69,61 @@ TEST(postgres_shared_queue, two_runtimes_draining_one_queue_handle_each_message_
   // Both runtimes took part, or the test proved nothing about sharing.
   EXPECT_GT(query_int(db, "SELECT count(*) FROM handled WHERE runtime = 'a'"), 0);
   EXPECT_GT(query_int(db, "SELECT count(*) FROM handled WHERE runtime = 'b'"), 0);
+}
+
+// A worker whose batch is held in another's open transaction takes the next due messages, not
+// none: with the claim apart from the read, both read the same oldest messages and all but one
+// came away empty while the first one's handlers ran.
+TEST(postgres_shared_queue, a_worker_passes_over_the_messages_another_holds_and_takes_the_next) {
+  auto tdb = open_pg_db();
+  const database db = tdb->db();
+  exec_sql(db,
+           "CREATE TABLE handled (n BIGSERIAL PRIMARY KEY, message_id TEXT NOT NULL,"
+           " runtime TEXT NOT NULL)");
+  client::endpoint seeder("work", db, {});
+  {
+    database_transaction tx(db);
+    for (int i = 0; i < 16; ++i)
+      client::send_in_transaction(db, "work", {.id = "job-" + std::to_string(i), .type = "job"});
+    tx.commit();
+  }
+  // A's first handler waits, inside A's batch transaction, until B has had its turn.
+  std::promise<void> a_inside;
+  std::promise<void> b_done;
+  std::shared_future<void> b_finished = b_done.get_future().share();
+  auto a_db = tdb->another();
+  client::endpoint a("work", a_db->db(), {});
+  a.on("job", [&, first = true](client::handler_context& ctx) mutable {
+    run_sql(ctx.database(), "INSERT INTO handled(message_id, runtime) VALUES (?, 'a')",
+            ctx.incoming().id);
+    if (std::exchange(first, false)) {
+      a_inside.set_value();
+      b_finished.wait();
+    }
+  });
+  auto b_db = tdb->another();
+  client::endpoint b("work", b_db->db(), {});
+  b.on("job", [](client::handler_context& ctx) {
+    run_sql(ctx.database(), "INSERT INTO handled(message_id, runtime) VALUES (?, 'b')",
+            ctx.incoming().id);
+  });
+  std::size_t a_handled = 0;
+  std::thread a_worker([&] { a_handled = a.process_due(8); });
+  a_inside.get_future().wait();
+  const std::size_t b_handled = b.process_due(8);
+  b_done.set_value();
+  a_worker.join();
+
+  EXPECT_EQ(a_handled, 8u);
+  EXPECT_EQ(b_handled, 8u) << "B came away with less than the next 8 while A held the first 8";
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM handled WHERE runtime = 'b' AND message_id IN"
+                      " ('job-8','job-9','job-10','job-11','job-12','job-13','job-14',"
+                      "'job-15')"),
+            8);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM handled"), 16) << "a message was handled twice";
+  EXPECT_EQ(query_int(db, "SELECT count(DISTINCT message_id) FROM handled"), 16);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM exactly_queue"), 0);
 }
 
 // Endpoints of processes starting at once migrate the same schema: one waits for the other.
