@@ -62,16 +62,30 @@ void invocation_store::insert(const invocation_row& row, invocation_state s, std
     impl_->record_staged_until(row.request_id, *row.staged_until_ms);
 }
 
-std::vector<invocation_row> invocation_store::due(invocation_state s, std::int64_t now_ms,
-                                                  int limit) {
+namespace {
+
+std::vector<invocation_row> rows_of(std::vector<stored_invocation> stored) {
   std::vector<invocation_row> out;
-  for (stored_invocation& r : impl_->due(stored_value(s), now_ms, limit)) {
+  for (stored_invocation& r : stored) {
     const auto f = nlohmann::json::parse(r.follow_up);
     out.push_back({std::move(r.request_id), std::move(r.endpoint), std::move(r.url),
                    message{f.at("id"), f.at("type"), f.at("headers"), f.at("body")}, r.attempts,
                    std::nullopt, std::move(r.body), std::move(r.content_type)});
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<invocation_row> invocation_store::due(invocation_state s, std::int64_t now_ms,
+                                                  int limit) {
+  return rows_of(impl_->due(stored_value(s), now_ms, limit));
+}
+
+std::vector<invocation_row> invocation_store::claim_due(std::string_view endpoint,
+                                                        invocation_state s, std::int64_t now_ms,
+                                                        int limit) {
+  return rows_of(impl_->claim_due(endpoint, stored_value(s), now_ms, limit));
 }
 
 bool invocation_store::move_if_in(std::string_view request_id, invocation_state from,

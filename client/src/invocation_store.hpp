@@ -64,6 +64,8 @@ class invocation_engine {
   virtual bool contains(std::string_view request_id) = 0;
   virtual std::vector<std::string> missing(const std::vector<std::string>& request_ids) = 0;
   virtual std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) = 0;
+  virtual std::vector<stored_invocation> claim_due(std::string_view endpoint, int state,
+                                                   std::int64_t now_ms, int limit) = 0;
   virtual bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) = 0;
   virtual void move_if_in_deferred(std::string_view request_id, int from, int to,
                                    std::int64_t due_ms) = 0;
@@ -102,6 +104,13 @@ class invocation_store {
   // Up to `limit` rows in state `s` due at `now_ms`, oldest first, with their kept body. Rows of
   // the stored states only: post_pending, restage_pending, awaiting_follow_up, delete_pending.
   std::vector<invocation_row> due(invocation_state s, std::int64_t now_ms, int limit);
+  // The same, of `endpoint` only, in the caller's transaction, each row now this transaction's to
+  // publish. On
+  // PostgreSQL a row another open transaction holds is passed over for the next due one (FOR
+  // UPDATE SKIP LOCKED), so publishers sharing the table send different steps instead of the same
+  // ones twice; on SQLite the caller's write lock keeps every other publisher out.
+  std::vector<invocation_row> claim_due(std::string_view endpoint, invocation_state s,
+                                        std::int64_t now_ms, int limit);
   // Moves the row from `from` to `to` (attempts reset) only if it is in `from` now; false if it was
   // not, so two publishers sharing the database never both complete the same step. On PostgreSQL
   // under READ COMMITTED a concurrent move of the row is waited for and then re-checked.

@@ -11,6 +11,7 @@
 #include <exactly/common/crash_point.hpp>
 
 #include <algorithm>
+#include <optional>
 
 namespace exactly::client {
 namespace {
@@ -95,10 +96,20 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
   const std::int64_t now = core.opts.clock();
   std::size_t done = recover_orphans(core, now);
   std::vector<due_step> due;
+  // On PostgreSQL the steps are claimed as they are read, in the transaction that records their
+  // outcomes: a publisher sharing the table passes over the steps another one sends now and
+  // sends the next due ones, not the same ones twice. On SQLite they are read outside the write
+  // lock, which the requests must not hold.
+  std::optional<database_transaction> tx;
   {
-    read_transaction read(core.db);
+    std::optional<read_transaction> read;
+    if (core.db.kind() == engine::postgres)
+      tx.emplace(core.db);
+    else
+      read.emplace(core.db);
     for (const state s : {state::post_pending, state::restage_pending, state::delete_pending}) {
-      for (invocation_row& row : core.invocations.due(s, now, limit)) {
+      for (invocation_row& row : tx ? core.invocations.claim_due(core.name, s, now, limit)
+                                    : core.invocations.due(s, now, limit)) {
         if (row.endpoint == core.name)
           due.push_back({std::move(row), s});
       }
@@ -108,7 +119,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
     return done;
   // Every due POST, re-PUT and DELETE goes out at once; their outcomes then commit together, in one
   // transaction (one fsync for the batch). Each step moves only from the state it was read in,
-  // so a step another publisher completed meanwhile is skipped, not done twice.
+  // so a step another publisher completed meanwhile (SQLite) is skipped, not done twice.
   std::vector<http_call> calls;
   for (const due_step& d : due)
     calls.push_back(call_of(d));
@@ -131,7 +142,11 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
     return s.action == lifecycle_action::queue_follow_up ||
            s.action == lifecycle_action::error_queue_follow_up;
   });
-  database_transaction tx(core.db, flush ? durability::flushed : durability::unflushed);
+  const durability commit_durability = flush ? durability::flushed : durability::unflushed;
+  if (tx)
+    tx->set_durability(commit_durability);
+  else
+    tx.emplace(core.db, commit_durability);
   for (std::size_t i = 0; i < due.size(); ++i) {
     const invocation_row& row = due[i].row;
     const state from = due[i].from;
@@ -178,7 +193,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
     }
   }
   puts.staged_for_commit();  // in the handler: only queues the DELETEs of unrecorded ids
-  tx.commit();
+  tx->commit();
   puts.forget();  // the follow-ups' PUTs belong to their invocation or cleanup rows now
   return done;
 }

@@ -85,6 +85,14 @@ class sqlite_invocation_engine final : public invocation_engine {
     return out;
   }
 
+  std::vector<stored_invocation> claim_due(std::string_view endpoint, int state,
+                                           std::int64_t now_ms, int limit) override {
+    // The caller's write lock keeps other publishers out.
+    std::vector<stored_invocation> rows = due(state, now_ms, limit);
+    std::erase_if(rows, [&](const stored_invocation& r) { return r.endpoint != endpoint; });
+    return rows;
+  }
+
   bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) override {
     db_.prepare(
            "UPDATE exactly_invocations SET state = ?, due_ms = ?, attempts = 0"

@@ -68,6 +68,12 @@ database_transaction::database_transaction(const database& db, durability d) {
 
 database_transaction::~database_transaction() = default;
 
+void database_transaction::set_durability(durability d) {
+  if (sqlite_)
+    throw std::logic_error("database_transaction::set_durability on SQLite: it is set at BEGIN");
+  pg_->set_durability(d);
+}
+
 void database_transaction::commit() {
   if (sqlite_)
     sqlite_->commit();

@@ -82,6 +82,9 @@ class database_transaction {
   database_transaction& operator=(const database_transaction&) = delete;
   // Throws the engine's error (an exactly::storage_error) when it fails.
   void commit();
+  // PostgreSQL: how the COMMIT is flushed, decided after the transaction began. SQLite decides
+  // at BEGIN: std::logic_error.
+  void set_durability(durability d);
 
  private:
   std::unique_ptr<sqlite::transaction> sqlite_;

@@ -245,6 +245,8 @@ class transaction {
   // COMMIT (RELEASE for a savepoint). Throws error, the transaction rolled back, if it fails,
   // including a COMMIT PostgreSQL turned into a rollback because a statement had failed.
   void commit();
+  // How the outermost COMMIT is flushed, decided any time before it (it is applied there).
+  void set_durability(durability d) { durability_ = d; }
   bool is_savepoint() const { return level_ > 1; }
 
  private:
