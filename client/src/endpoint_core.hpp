@@ -16,6 +16,7 @@
 namespace exactly::client {
 
 class client_metrics;
+class publish_claims;
 
 struct endpoint_core {
   endpoint_core(std::string name, database db, endpoint_options opts);
@@ -33,6 +34,8 @@ struct endpoint_core {
   std::mt19937_64 rng{std::random_device{}()};
   // Where requests and handler attempts are counted; null outside a runtime.
   std::shared_ptr<client_metrics> metrics{};
+  // The steps the runtime's other publishers are sending now; null outside a runtime.
+  std::shared_ptr<publish_claims> claims{};
 };
 
 // The parts of `e`.

@@ -6,6 +6,7 @@
 #include "client_metrics.hpp"
 #include "follow_up_now.hpp"
 #include "http_answers.hpp"
+#include "publish_claims.hpp"
 #include "read_transaction.hpp"
 
 #include <exactly/common/crash_point.hpp>
@@ -88,6 +89,56 @@ bool move_to_stage_again(endpoint_core& core, const due_step& d, const lifecycle
   return true;
 }
 
+// Appends `core`'s steps due at `now` (each state's up to `limit`), claimed in the caller's
+// transaction when `claim`.
+void read_due_steps(endpoint_core& core, std::int64_t now, int limit, bool claim,
+                    std::vector<due_step>& due) {
+  for (const state s : {state::post_pending, state::restage_pending, state::delete_pending}) {
+    for (invocation_row& row : claim ? core.invocations.claim_due(core.name, s, now, limit)
+                                     : core.invocations.due(s, now, limit)) {
+      if (row.endpoint == core.name)
+        due.push_back({std::move(row), s});
+    }
+  }
+}
+
+// Releases a turn's claims among the runtime's publishers when the turn ends, however it ends.
+struct claims_release {
+  publish_claims* claims;
+  std::set<std::string> ids;
+  ~claims_release() {
+    if (claims && !ids.empty())
+      claims->release(ids);
+  }
+};
+
+// SQLite: `core`'s due steps that no other publisher of the runtime is sending now, claimed
+// in core.claims (for the caller's claims_release). A read that another turn ended
+// during may show steps that turn completed: read again, three times at most, then leave
+// the steps to the publishers that are busy with them.
+std::set<std::string> claim_due_steps_in_process(endpoint_core& core, std::int64_t now, int limit,
+                                                 std::vector<due_step>& due) {
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const std::uint64_t mark = core.claims ? core.claims->mark() : 0;
+    due.clear();
+    {
+      read_transaction read(core.db);
+      read_due_steps(core, now, limit, false, due);
+    }
+    if (!core.claims)
+      return {};
+    std::vector<std::string> ids;
+    for (const due_step& d : due)
+      ids.push_back(d.row.request_id);
+    if (const auto mine = core.claims->claim(mark, ids)) {
+      std::erase_if(due, [&](const due_step& d) { return !mine->contains(d.row.request_id); });
+      return *mine;
+    }
+  }
+  due.clear();
+  return {};
+}
+
 }  // namespace
 
 std::size_t publish_due_steps(endpoint_core& core, int limit) {
@@ -99,21 +150,14 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
   // On PostgreSQL the steps are claimed as they are read, in the transaction that records their
   // outcomes: a publisher sharing the table passes over the steps another one sends now and
   // sends the next due ones, not the same ones twice. On SQLite they are read outside the write
-  // lock, which the requests must not hold.
+  // lock, which the requests must not hold, and claimed among the runtime's publishers.
+  claims_release claimed{core.claims.get(), {}};  // declared first: released after the commit
   std::optional<database_transaction> tx;
-  {
-    std::optional<read_transaction> read;
-    if (core.db.kind() == engine::postgres)
-      tx.emplace(core.db);
-    else
-      read.emplace(core.db);
-    for (const state s : {state::post_pending, state::restage_pending, state::delete_pending}) {
-      for (invocation_row& row : tx ? core.invocations.claim_due(core.name, s, now, limit)
-                                    : core.invocations.due(s, now, limit)) {
-        if (row.endpoint == core.name)
-          due.push_back({std::move(row), s});
-      }
-    }
+  if (core.db.kind() == engine::postgres) {
+    tx.emplace(core.db);
+    read_due_steps(core, now, limit, true, due);
+  } else {
+    claimed.ids = claim_due_steps_in_process(core, now, limit, due);
   }
   if (due.empty())
     return done;

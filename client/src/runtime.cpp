@@ -3,6 +3,7 @@
 
 #include "client_metrics.hpp"
 #include "endpoint_core.hpp"
+#include "publish_claims.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -35,7 +36,8 @@ runtime::runtime(connect_fn connect, any_setup_fn setup, runtime_options opts)
         return setup(connect(keep));
       }),
       opts_(std::move(opts)),
-      metrics_(std::make_shared<client_metrics>(connect)) {}
+      metrics_(std::make_shared<client_metrics>(connect)),
+      claims_(std::make_shared<publish_claims>()) {}
 
 runtime::~runtime() {
   stop();
@@ -93,6 +95,7 @@ void runtime::run_worker(role r) {
     endpoints = setup_(db);
     for (auto& ep : endpoints) {
       core_of(*ep).metrics = metrics_;
+      core_of(*ep).claims = claims_;
       metrics_->add_endpoint(ep->name());
     }
   } catch (...) {

@@ -2,6 +2,8 @@
 // counted by the requests that reached the transport (not by calls that returned).
 #include "client_test_db.hpp"
 
+#include <counting_transport.hpp>
+
 #include <echo_server.hpp>
 
 #include <exactly/client/endpoint.hpp>
@@ -18,37 +20,6 @@
 
 namespace exactly::test {
 namespace {
-
-// Sends through `inner`, counting the POSTs of each URL.
-class counting_transport final : public client::http_transport {
- public:
-  explicit counting_transport(std::shared_ptr<client::http_transport> inner)
-      : inner_(std::move(inner)) {}
-  client::http_result send(std::string_view method, std::string_view url,
-                           std::string_view content_type, std::string_view body) override {
-    count(method, url);
-    return inner_->send(method, url, content_type, body);
-  }
-  std::vector<client::http_result> send_all(const std::vector<client::http_call>& calls) override {
-    for (const client::http_call& c : calls)
-      count(c.method, c.url);
-    return inner_->send_all(calls);
-  }
-  std::map<std::string, int> posts() {
-    std::lock_guard lock(mutex_);
-    return posts_;
-  }
-
- private:
-  void count(std::string_view method, std::string_view url) {
-    std::lock_guard lock(mutex_);
-    if (method == "POST")
-      ++posts_[std::string(url)];
-  }
-  std::shared_ptr<client::http_transport> inner_;
-  std::mutex mutex_;
-  std::map<std::string, int> posts_;
-};
 
 // A publisher whose steps are held in another's open transaction sends the next due ones, not
 // the same ones again: with the read apart from the transaction that records the outcomes, both

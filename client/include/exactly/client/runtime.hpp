@@ -34,6 +34,7 @@ struct runtime_options {
 };
 
 class client_metrics;
+class publish_claims;
 
 class runtime {
  public:
@@ -81,6 +82,7 @@ class runtime {
   worker_setup setup_;
   runtime_options opts_;
   std::shared_ptr<client_metrics> metrics_;
+  std::shared_ptr<publish_claims> claims_;  // shared by every worker's endpoints
   int metrics_port_ = 0;
   std::vector<std::thread> threads_;
   std::mutex mutex_;
