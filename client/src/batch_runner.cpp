@@ -26,8 +26,9 @@ struct prepared_message {
   lifecycle_step step{state::awaiting_follow_up, lifecycle_action::run_follow_up};
 };
 
-// Follow-ups first fetch their stored responses, all at once, outside any transaction. One
-// requeued from the error queue with its response kept runs with that response, without a GET.
+// Follow-ups first fetch their stored responses, all at once (on SQLite outside any transaction,
+// on PostgreSQL with the batch's claim held). One requeued from the error queue with its response
+// kept runs with that response, without a GET.
 std::vector<prepared_message> prepare(endpoint_core& core,
                                       const std::vector<queued_message>& batch) {
   std::vector<prepared_message> out(batch.size());

@@ -104,11 +104,10 @@ class invocation_store {
   // Up to `limit` rows in state `s` due at `now_ms`, oldest first, with their kept body. Rows of
   // the stored states only: post_pending, restage_pending, awaiting_follow_up, delete_pending.
   std::vector<invocation_row> due(invocation_state s, std::int64_t now_ms, int limit);
-  // The same, of `endpoint` only, in the caller's transaction, each row now this transaction's to
-  // publish. On
-  // PostgreSQL a row another open transaction holds is passed over for the next due one (FOR
-  // UPDATE SKIP LOCKED), so publishers sharing the table send different steps instead of the same
-  // ones twice; on SQLite the caller's write lock keeps every other publisher out.
+  // The same, of `endpoint` only, in the caller's transaction, each row now this transaction's
+  // to publish. On PostgreSQL a row another open transaction holds is passed over for the next
+  // due one (FOR UPDATE SKIP LOCKED), so publishers sharing the table send different steps
+  // instead of the same ones twice; on SQLite the caller's write lock keeps other publishers out.
   std::vector<invocation_row> claim_due(std::string_view endpoint, invocation_state s,
                                         std::int64_t now_ms, int limit);
   // Moves the row from `from` to `to` (attempts reset) only if it is in `from` now; false if it was

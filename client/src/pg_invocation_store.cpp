@@ -142,7 +142,8 @@ class pg_invocation_engine final : public invocation_engine {
   }
 
  private:
-  // Rows of `endpoint` only unless it is empty.
+  // Up to `limit` rows in `state` due at `now_ms`, oldest first, of `endpoint` only unless it is
+  // empty; `locking` ends the query.
   std::vector<stored_invocation> read_due(int state, std::int64_t now_ms, int limit,
                                           std::string_view endpoint, const char* locking) {
     // request_id breaks ties so publishers sharing the table move rows in one order.

@@ -142,6 +142,7 @@ class pg_queue_engine final : public queue_engine {
   }
 
  private:
+  // Up to `limit` of `endpoint`'s messages due at `now_ms`, oldest first; `locking` ends the query.
   std::vector<queued_message> read_due(std::string_view endpoint, std::int64_t now_ms, int limit,
                                        const char* locking) {
     const pg::result r = db_.query(

@@ -69,28 +69,12 @@ class sqlite_invocation_engine final : public invocation_engine {
   }
 
   std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) override {
-    auto& q = db_.prepare(
-        "SELECT request_id, endpoint, url, follow_up, attempts, body, content_type"
-        " FROM exactly_invocations WHERE state = ? AND due_ms <= ? ORDER BY due_ms LIMIT ?");
-    q.bind_all(state, now_ms, limit);
-    std::vector<stored_invocation> out;
-    while (q.step()) {
-      out.push_back({q.text(0), q.text(1), q.text(2), q.text(3), static_cast<int>(q.int64(4))});
-      if (!q.is_null(5)) {
-        out.back().body = q.text(5);
-        out.back().content_type = q.is_null(6) ? "" : q.text(6);
-      }
-    }
-    q.reset();
-    return out;
+    return read_due(state, now_ms, limit, "");
   }
 
   std::vector<stored_invocation> claim_due(std::string_view endpoint, int state,
                                            std::int64_t now_ms, int limit) override {
-    // The caller's write lock keeps other publishers out.
-    std::vector<stored_invocation> rows = due(state, now_ms, limit);
-    std::erase_if(rows, [&](const stored_invocation& r) { return r.endpoint != endpoint; });
-    return rows;
+    return read_due(state, now_ms, limit, endpoint);  // the caller's write lock keeps others out
   }
 
   bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) override {
@@ -158,6 +142,27 @@ class sqlite_invocation_engine final : public invocation_engine {
   }
 
  private:
+  // Up to `limit` rows in `state` due at `now_ms`, oldest first, of `endpoint` only unless it is
+  // empty.
+  std::vector<stored_invocation> read_due(int state, std::int64_t now_ms, int limit,
+                                          std::string_view endpoint) {
+    auto& q = db_.prepare(
+        "SELECT request_id, endpoint, url, follow_up, attempts, body, content_type"
+        " FROM exactly_invocations WHERE state = ?1 AND due_ms <= ?2"
+        " AND (?4 = '' OR endpoint = ?4) ORDER BY due_ms LIMIT ?3");
+    q.bind_all(state, now_ms, limit, endpoint);
+    std::vector<stored_invocation> out;
+    while (q.step()) {
+      out.push_back({q.text(0), q.text(1), q.text(2), q.text(3), static_cast<int>(q.int64(4))});
+      if (!q.is_null(5)) {
+        out.back().body = q.text(5);
+        out.back().content_type = q.is_null(6) ? "" : q.text(6);
+      }
+    }
+    q.reset();
+    return out;
+  }
+
   sqlite::connection& db_;
 };
 

@@ -70,10 +70,11 @@ TEST(postgres_shared_publish, a_publisher_passes_over_the_steps_another_sends_an
   };
   auto a_db = tdb->another();
   auto a = make_endpoint(a_db->db());
+  bool a_waited_out = false;  // B did not finish while A held its steps: B waited on A's locks
   a->on("billed", [&](client::handler_context&) {
     if (follow("a") == 1) {
       a_inside.set_value();
-      b_finished.wait_for(std::chrono::seconds(5));
+      a_waited_out = b_finished.wait_for(std::chrono::seconds(5)) == std::future_status::timeout;
     }
   });
   auto b_db = tdb->another();
@@ -86,6 +87,7 @@ TEST(postgres_shared_publish, a_publisher_passes_over_the_steps_another_sends_an
   b_done.set_value();
   a_publisher.join();
 
+  EXPECT_FALSE(a_waited_out) << "B waited for A's steps instead of passing over them";
   EXPECT_EQ(a_published, 8u);
   EXPECT_EQ(b_published, 8u) << "B sent nothing new while A held the first 8";
   EXPECT_EQ(followed["a"], 8);

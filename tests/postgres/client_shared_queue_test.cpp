@@ -87,18 +87,20 @@ TEST(postgres_shared_queue, a_worker_passes_over_the_messages_another_holds_and_
       client::send_in_transaction(db, "work", {.id = "job-" + std::to_string(i), .type = "job"});
     tx.commit();
   }
-  // A's first handler waits, inside A's batch transaction, until B has had its turn.
+  // A's first handler waits, inside A's batch transaction, until B has had its turn (at most 5 s,
+  // so that a B waiting on A's rows cannot hang the test).
   std::promise<void> a_inside;
   std::promise<void> b_done;
   std::shared_future<void> b_finished = b_done.get_future().share();
   auto a_db = tdb->another();
   client::endpoint a("work", a_db->db(), {});
+  bool a_waited_out = false;  // B did not finish while A held its batch: B waited on A's locks
   a.on("job", [&, first = true](client::handler_context& ctx) mutable {
     run_sql(ctx.database(), "INSERT INTO handled(message_id, runtime) VALUES (?, 'a')",
             ctx.incoming().id);
     if (std::exchange(first, false)) {
       a_inside.set_value();
-      b_finished.wait();
+      a_waited_out = b_finished.wait_for(std::chrono::seconds(5)) == std::future_status::timeout;
     }
   });
   auto b_db = tdb->another();
@@ -114,6 +116,7 @@ TEST(postgres_shared_queue, a_worker_passes_over_the_messages_another_holds_and_
   b_done.set_value();
   a_worker.join();
 
+  EXPECT_FALSE(a_waited_out) << "B waited for A's messages instead of passing over them";
   EXPECT_EQ(a_handled, 8u);
   EXPECT_EQ(b_handled, 8u) << "B came away with less than the next 8 while A held the first 8";
   EXPECT_EQ(query_int(db,
