@@ -68,15 +68,17 @@ class pg_queue_engine final : public queue_engine {
         "SELECT due_ms FROM exactly_queue WHERE endpoint = $1 ORDER BY due_ms LIMIT 1", endpoint);
   }
 
-  std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs) override {
+  std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs,
+                                   std::int64_t now_ms) override {
     // Locked until the caller's transaction ends; a row locked by another transaction (a worker
     // handling it now) is skipped rather than waited for, and one it deleted is gone.
     std::vector<std::string> texts;
     for (const std::int64_t seq : seqs)
       texts.push_back(std::to_string(seq));
     const pg::result r = db_.query(
-        "SELECT seq FROM exactly_queue WHERE seq = ANY($1::bigint[]) FOR UPDATE SKIP LOCKED",
-        pg_text_array(texts));
+        "SELECT seq FROM exactly_queue WHERE seq = ANY($1::bigint[]) AND due_ms <= $2"
+        " FOR UPDATE SKIP LOCKED",
+        pg_text_array(texts), now_ms);
     std::set<std::int64_t> out;
     for (int i = 0; i < r.rows(); ++i)
       out.insert(r.int64(i, 0));

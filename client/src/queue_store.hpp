@@ -36,7 +36,8 @@ class queue_engine {
   virtual std::vector<queued_message> claim_due(std::string_view endpoint, std::int64_t now_ms,
                                                 int limit) = 0;
   virtual std::optional<std::int64_t> next_due_ms(std::string_view endpoint) = 0;
-  virtual std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs) = 0;
+  virtual std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs,
+                                           std::int64_t now_ms) = 0;
   virtual void consume(std::int64_t seq) = 0;
   virtual void retry_later(std::int64_t seq, std::int64_t retry_at_ms, std::string_view error) = 0;
   virtual void move_to_errors(std::int64_t seq, std::string_view error, std::int64_t now_ms) = 0;
@@ -85,12 +86,13 @@ class queue_store {
   std::optional<std::int64_t> next_due_ms(std::string_view endpoint) {
     return impl_->next_due_ms(endpoint);
   }
-  // In the caller's transaction, in one query: those of `seqs` still queued and now this
-  // transaction's to handle. Another process sharing the queue may have taken one; on PostgreSQL
-  // the rows are locked until the transaction ends, and a row another open transaction holds is
-  // left out (FOR UPDATE SKIP LOCKED), so two workers never both handle a message.
-  std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs) {
-    return seqs.empty() ? std::set<std::int64_t>{} : impl_->claim_all(seqs);
+  // In the caller's transaction, in one query: those of `seqs` still queued and due at `now_ms`
+  // (not retried later by another worker meanwhile), now this transaction's to handle. On
+  // PostgreSQL the rows are locked until the transaction ends, and a row another open
+  // transaction holds is left out (FOR UPDATE SKIP LOCKED), so two workers never both handle a
+  // message.
+  std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs, std::int64_t now_ms) {
+    return seqs.empty() ? std::set<std::int64_t>{} : impl_->claim_all(seqs, now_ms);
   }
   // Removes a processed message.
   void consume(std::int64_t seq) { impl_->consume(seq); }

@@ -51,7 +51,8 @@ class sqlite_queue_engine final : public queue_engine {
     return due(endpoint, now_ms, limit);  // the caller's write lock keeps other workers out
   }
   std::optional<std::int64_t> next_due_ms(std::string_view endpoint) override;
-  std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs) override;
+  std::set<std::int64_t> claim_all(const std::vector<std::int64_t>& seqs,
+                                   std::int64_t now_ms) override;
   void consume(std::int64_t seq) override;
   void retry_later(std::int64_t seq, std::int64_t retry_at_ms, std::string_view error) override;
   void move_to_errors(std::int64_t seq, std::string_view error, std::int64_t now_ms) override;
@@ -96,12 +97,13 @@ std::optional<std::int64_t> sqlite_queue_engine::next_due_ms(std::string_view en
       "SELECT due_ms FROM exactly_queue WHERE endpoint = ? ORDER BY due_ms LIMIT 1", endpoint);
 }
 
-std::set<std::int64_t> sqlite_queue_engine::claim_all(const std::vector<std::int64_t>& seqs) {
+std::set<std::int64_t> sqlite_queue_engine::claim_all(const std::vector<std::int64_t>& seqs,
+                                                      std::int64_t now_ms) {
   // The write lock the caller's transaction takes keeps other workers out; a row still here is
   // this transaction's.
   std::set<std::int64_t> out;
   for (const std::int64_t seq : seqs) {
-    if (db_.query_int64("SELECT 1 FROM exactly_queue WHERE seq = ?", seq))
+    if (db_.query_int64("SELECT 1 FROM exactly_queue WHERE seq = ? AND due_ms <= ?", seq, now_ms))
       out.insert(seq);
   }
   return out;

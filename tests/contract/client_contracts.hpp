@@ -56,6 +56,7 @@ class endpoint_contract : public client_contract {
 };
 class runtime_contract : public client_contract {};
 class inspect_contract : public client_contract {};
+class queue_store_contract : public client_contract {};
 
 // The name of an instantiation's engine, for test names.
 inline std::string engine_name(const ::testing::TestParamInfo<engine_param>& info) {
@@ -65,8 +66,9 @@ inline std::string engine_name(const ::testing::TestParamInfo<engine_param>& inf
 }  // namespace exactly::test
 
 // Instantiates the client contract `suite` (invocation_store_contract, endpoint_contract,
-// runtime_contract, inspect_contract) on one engine: EXACTLY_CLIENT_CONTRACT(sqlite,
-// endpoint_contract, open_sqlite_db) names its tests sqlite/endpoint_contract.<test>/sqlite.
+// runtime_contract, inspect_contract, queue_store_contract) on one engine:
+// EXACTLY_CLIENT_CONTRACT(sqlite, endpoint_contract, open_sqlite_db) names its tests
+// sqlite/endpoint_contract.<test>/sqlite.
 #define EXACTLY_CLIENT_CONTRACT(engine, suite, factory)                                      \
   INSTANTIATE_TEST_SUITE_P(engine, suite, ::testing::Values(engine_param{#engine, factory}), \
                            engine_name)

@@ -15,5 +15,6 @@ EXACTLY_CLIENT_CONTRACT(postgres, invocation_store_contract, &open_fresh_pg_db);
 EXACTLY_CLIENT_CONTRACT(postgres, endpoint_contract, &open_fresh_pg_db);
 EXACTLY_CLIENT_CONTRACT(postgres, runtime_contract, &open_fresh_pg_db);
 EXACTLY_CLIENT_CONTRACT(postgres, inspect_contract, &open_fresh_pg_db);
+EXACTLY_CLIENT_CONTRACT(postgres, queue_store_contract, &open_fresh_pg_db);
 
 }  // namespace exactly::test
