@@ -21,10 +21,8 @@ TEST(client_publishers, the_workers_of_a_runtime_never_send_one_post_twice) {
   echo_server_config cfg;
   cfg.max_staged_per_principal = 1000;
   echo_server server(cfg);
-  const std::string host = "127.0.0.1:" + std::to_string(server.port());
-  const std::string url = "http://" + host + "/vectors/echo/{id}";
-  auto transport = std::make_shared<counting_transport>(
-      client::make_beast_transport({.keys = {{host, "alice-key"}}}));
+  const std::string url = echo_url(server.port());
+  auto transport = counting_echo_transport(server.port());
   temp_dir dir;
   const std::string path = (dir.path() / "client.db").string();
   sqlite::connection conn(path);

@@ -28,10 +28,8 @@ TEST(postgres_shared_publish, a_publisher_passes_over_the_steps_another_sends_an
   echo_server_config cfg;
   cfg.max_staged_per_principal = 100;
   echo_server server(cfg);
-  const std::string host = "127.0.0.1:" + std::to_string(server.port());
-  const std::string url = "http://" + host + "/vectors/echo/{id}";
-  auto transport = std::make_shared<counting_transport>(
-      client::make_beast_transport({.keys = {{host, "alice-key"}}}));
+  const std::string url = echo_url(server.port());
+  auto transport = counting_echo_transport(server.port());
   auto tdb = open_pg_db();
   const database db = tdb->db();
   const auto make_endpoint = [&](const database& on) {

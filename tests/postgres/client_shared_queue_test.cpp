@@ -34,20 +34,24 @@ any_setup recording_setup(std::string runtime_name) {
   };
 }
 
-TEST(postgres_shared_queue, two_runtimes_draining_one_queue_handle_each_message_once) {
-  auto tdb = open_pg_db();
-  const database db = tdb->db();
+// A `handled` table for the handlers' rows, and `n` "job" messages job-0..job-(n-1) queued
+// for the "work" endpoint in one commit.
+void seed_jobs(const database& db, int n) {
   exec_sql(db,
            "CREATE TABLE handled (n BIGSERIAL PRIMARY KEY, message_id TEXT NOT NULL,"
            " runtime TEXT NOT NULL)");
+  client::endpoint seeder("work", db, {});
+  database_transaction tx(db);
+  for (int i = 0; i < n; ++i)
+    client::send_in_transaction(db, "work", {.id = "job-" + std::to_string(i), .type = "job"});
+  tx.commit();
+}
+
+TEST(postgres_shared_queue, two_runtimes_draining_one_queue_handle_each_message_once) {
+  auto tdb = open_pg_db();
+  const database db = tdb->db();
   constexpr int n = 400;
-  {
-    client::endpoint seeder("work", db, {});
-    database_transaction tx(db);
-    for (int i = 0; i < n; ++i)
-      client::send_in_transaction(db, "work", {.id = "job-" + std::to_string(i), .type = "job"});
-    tx.commit();
-  }
+  seed_jobs(db, n);
   // Two runtimes of two workers each: four connections taking from one queue, as two processes.
   const client::runtime_options opts{
       .workers = 2, .idle_poll = std::chrono::milliseconds(5), .batch = 8};
@@ -77,16 +81,7 @@ TEST(postgres_shared_queue, two_runtimes_draining_one_queue_handle_each_message_
 TEST(postgres_shared_queue, a_worker_passes_over_the_messages_another_holds_and_takes_the_next) {
   auto tdb = open_pg_db();
   const database db = tdb->db();
-  exec_sql(db,
-           "CREATE TABLE handled (n BIGSERIAL PRIMARY KEY, message_id TEXT NOT NULL,"
-           " runtime TEXT NOT NULL)");
-  client::endpoint seeder("work", db, {});
-  {
-    database_transaction tx(db);
-    for (int i = 0; i < 16; ++i)
-      client::send_in_transaction(db, "work", {.id = "job-" + std::to_string(i), .type = "job"});
-    tx.commit();
-  }
+  seed_jobs(db, 16);
   // A's first handler waits, inside A's batch transaction, until B has had its turn (at most 5 s,
   // so that a B waiting on A's rows cannot hang the test).
   std::promise<void> a_inside;

@@ -3,6 +3,8 @@
 
 #include <exactly/client/http_transport.hpp>
 
+#include <cstdint>
+
 #include <future>
 #include <map>
 #include <memory>
@@ -50,5 +52,17 @@ class counting_transport final : public client::http_transport {
   std::mutex mutex_;
   std::map<std::string, int> posts_;
 };
+
+// A counting Beast transport to the echo route on 127.0.0.1:`port`, as alice.
+inline std::shared_ptr<counting_transport> counting_echo_transport(std::uint16_t port) {
+  const std::string host = "127.0.0.1:" + std::to_string(port);
+  return std::make_shared<counting_transport>(
+      client::make_beast_transport({.keys = {{host, "alice-key"}}}));
+}
+
+// The echo route's URL template on 127.0.0.1:`port`.
+inline std::string echo_url(std::uint16_t port) {
+  return "http://127.0.0.1:" + std::to_string(port) + "/vectors/echo/{id}";
+}
 
 }  // namespace exactly::test
