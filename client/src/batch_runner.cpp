@@ -111,8 +111,8 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
   if (!group) {
     // Another worker or process sharing the queue may have taken a message since the batch was
     // read (handled it, or failed it and made it due later), or (PostgreSQL) holds it in its
-    // open transaction now: skipped. Claimed in the
-    // batch's transaction, outside the handlers' savepoints, so a failed attempt keeps the claim.
+    // open transaction now: skipped. Claimed in the batch's transaction, outside the handlers'
+    // savepoints, so a failed attempt keeps the claim.
     group.emplace(core.db);
     claimed = core.queues.claim_all(seqs, now);
   }

@@ -112,10 +112,10 @@ struct claims_release {
   }
 };
 
-// SQLite: `core`'s due steps that no other publisher of the runtime is sending now, claimed
-// in core.claims (for the caller's claims_release). A read that another turn ended
-// during may show steps that turn completed: read again, three times at most, then leave
-// the steps to the publishers that are busy with them.
+// SQLite: `core`'s due steps that no other publisher of the runtime is sending now, claimed in
+// core.claims (for the caller's claims_release). A read that another turn ended during may show
+// steps that turn completed: read again, three times at most, then leave the steps to the
+// publishers that are busy with them.
 std::set<std::string> claim_due_steps_in_process(endpoint_core& core, std::int64_t now, int limit,
                                                  std::vector<due_step>& due) {
   for (int attempt = 0; attempt < 3; ++attempt) {
