@@ -76,13 +76,13 @@ class pg_invocation_engine final : public invocation_engine {
   }
 
   std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) override {
-    return read_due(state, now_ms, limit, "", "");
+    return read_due(state, now_ms, limit, "", false);
   }
 
   std::vector<stored_invocation> claim_due(std::string_view endpoint, int state,
                                            std::int64_t now_ms, int limit) override {
     // Locked until the caller's transaction ends; rows a publisher sends now are skipped.
-    return read_due(state, now_ms, limit, endpoint, " FOR UPDATE SKIP LOCKED");
+    return read_due(state, now_ms, limit, endpoint, true);
   }
 
   bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) override {
@@ -143,16 +143,16 @@ class pg_invocation_engine final : public invocation_engine {
 
  private:
   // Up to `limit` rows in `state` due at `now_ms`, oldest first, of `endpoint` only unless it is
-  // empty; `locking` ends the query.
+  // empty; locked (skipping rows another transaction holds) when `claim`.
   std::vector<stored_invocation> read_due(int state, std::int64_t now_ms, int limit,
-                                          std::string_view endpoint, const char* locking) {
+                                          std::string_view endpoint, bool claim) {
     // request_id breaks ties so publishers sharing the table move rows in one order.
-    const pg::result r = db_.query(
-        std::string("SELECT request_id, endpoint, url, follow_up, attempts, body, content_type"
-                    " FROM exactly_invocations WHERE state = $1 AND due_ms <= $2"
-                    " AND ($4 = '' OR endpoint = $4) ORDER BY due_ms, request_id LIMIT $3") +
-            locking,
-        state, now_ms, limit, endpoint);
+    static const std::string select =
+        "SELECT request_id, endpoint, url, follow_up, attempts, body, content_type"
+        " FROM exactly_invocations WHERE state = $1 AND due_ms <= $2"
+        " AND ($4 = '' OR endpoint = $4) ORDER BY due_ms, request_id LIMIT $3";
+    static const std::string for_update = select + " FOR UPDATE SKIP LOCKED";
+    const pg::result r = db_.query(claim ? for_update : select, state, now_ms, limit, endpoint);
     std::vector<stored_invocation> out;
     for (int i = 0; i < r.rows(); ++i) {
       out.push_back({r.text(i, 0), r.text(i, 1), r.text(i, 2), r.text(i, 3),

@@ -54,13 +54,13 @@ class pg_queue_engine final : public queue_engine {
 
   std::vector<queued_message> due(std::string_view endpoint, std::int64_t now_ms,
                                   int limit) override {
-    return read_due(endpoint, now_ms, limit, "");
+    return read_due(endpoint, now_ms, limit, false);
   }
 
   std::vector<queued_message> claim_due(std::string_view endpoint, std::int64_t now_ms,
                                         int limit) override {
     // Locked until the caller's transaction ends; rows a worker handles now are skipped.
-    return read_due(endpoint, now_ms, limit, " FOR UPDATE SKIP LOCKED");
+    return read_due(endpoint, now_ms, limit, true);
   }
 
   std::optional<std::int64_t> next_due_ms(std::string_view endpoint) override {
@@ -144,14 +144,15 @@ class pg_queue_engine final : public queue_engine {
   }
 
  private:
-  // Up to `limit` of `endpoint`'s messages due at `now_ms`, oldest first; `locking` ends the query.
+  // Up to `limit` of `endpoint`'s messages due at `now_ms`, oldest first; locked (skipping rows
+  // another transaction holds) when `claim`.
   std::vector<queued_message> read_due(std::string_view endpoint, std::int64_t now_ms, int limit,
-                                       const char* locking) {
-    const pg::result r = db_.query(
-        std::string("SELECT seq, attempts, message_id, type, headers, body FROM exactly_queue"
-                    " WHERE endpoint = $1 AND due_ms <= $2 ORDER BY due_ms, seq LIMIT $3") +
-            locking,
-        endpoint, now_ms, limit);
+                                       bool claim) {
+    static const std::string select =
+        "SELECT seq, attempts, message_id, type, headers, body FROM exactly_queue"
+        " WHERE endpoint = $1 AND due_ms <= $2 ORDER BY due_ms, seq LIMIT $3";
+    static const std::string for_update = select + " FOR UPDATE SKIP LOCKED";
+    const pg::result r = db_.query(claim ? for_update : select, endpoint, now_ms, limit);
     std::vector<queued_message> out;
     for (int i = 0; i < r.rows(); ++i) {
       out.push_back({r.int64(i, 0), std::string(endpoint), read_message(r, i, 2),

@@ -46,6 +46,7 @@
 #include <http_client.hpp>
 #include <pg_cluster.hpp>
 
+#include "client/src/pg_text_array.hpp"
 #include "client/src/queue_store.hpp"
 
 #include <exactly/client/endpoint.hpp>
@@ -605,12 +606,12 @@ class e2e_driver {
         std::erase_if(skipped, [](const auto& gap) {
           return clock_type::now() - gap.second > std::chrono::seconds(40);
         });
-        std::string gaps = "{";
+        std::vector<std::string> gaps;
         for (const auto& gap : skipped)
-          gaps += (gaps.size() > 1 ? "," : "") + std::to_string(gap.first);
+          gaps.push_back(std::to_string(gap.first));
         const pg::result r = c.pg->query(
             "SELECT seq, slot, n FROM done WHERE seq > $1 OR seq = ANY($2::bigint[]) ORDER BY seq",
-            last, gaps + "}");
+            last, client::pg_text_array(gaps));
         for (int i = 0; i < r.rows(); ++i)
           arrived(r.int64(i, 0), r.int64(i, 1), r.int64(i, 2));
       } else {
