@@ -3,6 +3,7 @@
 #include <exactly/common/postgres.hpp>
 
 #include "commit_hooks.hpp"
+#include "commit_tallies.hpp"
 #include "postgres_params.hpp"
 
 #include <charconv>
@@ -113,7 +114,9 @@ std::string_view result::command() const {
 // ---- connection ----
 
 connection::connection(options opts)
-    : opts_(std::move(opts)), hooks_(std::make_unique<detail::commit_hooks>()) {
+    : opts_(std::move(opts)),
+      hooks_(std::make_unique<detail::commit_hooks>()),
+      tallies_(std::make_unique<detail::commit_tallies>()) {
   conn_ = PQconnectdb(opts_.conninfo.c_str());
   if (!conn_)
     throw error("53200", "cannot connect to PostgreSQL: out of memory");
@@ -251,6 +254,22 @@ bool connection::in_transaction() const {
 
 void connection::after_commit(std::function<void()> fn) {
   hooks_->add(depth_, std::move(fn));
+}
+
+void connection::tally(std::size_t slot, std::int64_t delta) {
+  if (slot >= tally_totals{}.size())
+    throw std::out_of_range("pg::connection::tally: no such slot");
+  if (depth_ > 0) {
+    tallies_->add(depth_, slot, delta);
+    return;
+  }
+  transaction alone(*this);
+  tallies_->add(depth_, slot, delta);
+  alone.commit();
+}
+
+void connection::on_commit_tallies(std::function<void(connection&, const tally_totals&)> fn) {
+  record_tallies_ = std::move(fn);
 }
 
 }  // namespace exactly::pg

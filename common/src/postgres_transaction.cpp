@@ -2,6 +2,7 @@
 #include <exactly/common/postgres.hpp>
 
 #include "commit_hooks.hpp"
+#include "commit_tallies.hpp"
 
 #include <libpq-fe.h>
 
@@ -32,6 +33,7 @@ void transaction::rollback() noexcept {
   --db_->depth_;
   done_ = true;
   db_->hooks_->rolled_back(level_);
+  db_->tallies_->rolled_back(level_);
   // What this transaction deferred is dropped, never sent: queued statements are this level's
   // or deeper ones', since a BEGIN or SAVEPOINT sent took every statement before it along.
   std::vector<statement>& queued = db_->deferred_;
@@ -74,9 +76,13 @@ void transaction::commit() {
     --db_->depth_;
     done_ = true;
     db_->hooks_->released(level_);
+    db_->tallies_->released(level_);
     return;
   }
   db_->fail_if_broken();
+  // What the transaction tallied is recorded by statements in its COMMIT's round trip.
+  if (const auto totals = db_->tallies_->take(); totals && db_->record_tallies_)
+    db_->record_tallies_(*db_, *totals);
   // One round trip, with anything deferred (on failure the destructor rolls back).
   if (durability_ == durability::unflushed)
     db_->deferred_.push_back({"SET LOCAL synchronous_commit = off", {}, false});

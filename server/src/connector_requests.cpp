@@ -128,7 +128,8 @@ interaction_response connector::impl::handle(const interaction_request& r, const
     // now (gone, or nothing to delete) then holds even if the clock is set back later.
     const record_facts seen = effective(*known, now, opts.times);
     if (seen.state != known->state) {
-      store.put_tombstone(r.route, id_text, known->owner, id.timestamp_ms(), seen.reason, now);
+      store.put_tombstone(r.route, id_text, known->owner, id.timestamp_ms(), seen.reason, now,
+                          known->state);
       tx->commit();
     }
   }
@@ -165,7 +166,8 @@ interaction_response connector::impl::handle(const interaction_request& r, const
     case action::tombstone:
     case action::tombstone_unknown:
       store.put_tombstone(r.route, id_text, r.principal, id.timestamp_ms(),
-                          tombstone_reason::deleted, now);
+                          tombstone_reason::deleted, now,
+                          known ? std::optional(known->state) : std::nullopt);
       tx->commit();
       return bodiless(204);
     case action::execute:

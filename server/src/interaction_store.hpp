@@ -115,9 +115,11 @@ class interaction_store {
   // here, or the engine's error at the latest from the commit it goes with.
   virtual void mark_executed(std::string_view route, std::string_view id,
                              const stored_response& response, std::int64_t now_ms) = 0;
-  // Turns the row into a tombstone (dropping bodies), inserting one if the id is unknown.
+  // Turns the row into a tombstone (dropping bodies), inserting one if the id is unknown. `was`:
+  // the row's state as the caller read it under its lock (nullopt: no row), for the counters.
   virtual void put_tombstone(std::string_view route, std::string_view id, std::string_view owner,
-                             std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms) = 0;
+                             std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms,
+                             std::optional<id_state> was) = 0;
   virtual sweep_result sweep(std::int64_t now_ms, const timing& t) = 0;
   // Rows by state, from counters kept in the transactions that change them: O(1), no scan.
   virtual state_counts counts() = 0;

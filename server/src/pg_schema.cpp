@@ -166,6 +166,17 @@ constexpr pg::migration schema[] = {
      "  END IF;"
      "  RETURN NULL;"
      " END $$;"},
+    // The server's own sessions count the rows they change in their transaction's COMMIT, one
+    // statement for all of it (pg_store.cpp), and say so by exactly.inline_counts = 'on'; the
+    // trigger counts what other sessions change (a hand, a server older than this migration).
+    // A counter row updated by each request of a commit group had cost a wire cycle on
+    // PostgreSQL about a fifth of its time.
+    {8,
+     "DROP TRIGGER exactly_count ON exactly_interactions;"
+     "CREATE TRIGGER exactly_count AFTER INSERT OR DELETE OR UPDATE OF state"
+     " ON exactly_interactions FOR EACH ROW"
+     " WHEN (current_setting('exactly.inline_counts', true) IS DISTINCT FROM 'on')"
+     " EXECUTE FUNCTION exactly_count_interactions();"},
 };
 
 }  // namespace

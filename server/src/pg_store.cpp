@@ -27,6 +27,15 @@ constexpr std::string_view staged_load_query =
     " WHERE owner = $1 AND state = 1";
 constexpr std::string_view clock_floor_query = "SELECT high_water_ms FROM exactly_clock";
 
+// What a transaction changed in the rows of each kind (its tallies), added to the connection's
+// shard of the counters in its COMMIT's round trip; a counter row removed by hand is made again.
+constexpr std::string_view count_rows_query =
+    "INSERT INTO exactly_row_counts(kind, shard, n) SELECT k, exactly_count_shard(), d"
+    " FROM (VALUES (1, $1::BIGINT), (2, $2::BIGINT), (3, $3::BIGINT)) v(k, d) WHERE d <> 0"
+    " ON CONFLICT (kind, shard) DO UPDATE SET n = exactly_row_counts.n + excluded.n";
+
+constexpr std::size_t staged_kind = 1, executed_kind = 2, tombstone_kind = 3;  // tally slots
+
 // The facts of row 0 of `q`, read from facts_columns.
 template <class Record>
 Record facts_of(const pg::result& q) {
@@ -47,10 +56,11 @@ pg::options pg_store::with_counter_shard(pg::options opts) {
   // The first shard no live connection holds (a session advisory lock, released when the
   // connection ends), so that no two connections add to one counter row and wait on each other
   // (or deadlock, when two transactions add to two kinds in crossing order); past 64 connections
-  // at once, one by the backend's pid.
+  // at once, one by the backend's pid. And the session counts the rows it changes (migration 8).
   opts.session_setup =
       "SELECT set_config('exactly.shard', coalesce((SELECT s FROM generate_series(0, 63) s"
-      " WHERE pg_try_advisory_lock(1702388067, s) LIMIT 1), pg_backend_pid() % 64)::TEXT, false)";
+      " WHERE pg_try_advisory_lock(1702388067, s) LIMIT 1), pg_backend_pid() % 64)::TEXT, false),"
+      " set_config('exactly.inline_counts', 'on', false)";
   return opts;
 }
 
@@ -60,6 +70,9 @@ pg_store::pg_store(pg::options opts) : db_(with_counter_shard(std::move(opts))) 
   } catch (const pg::error& e) {
     throw pg::error(e.sqlstate(), std::string("cannot create the server's tables: ") + e.what());
   }
+  db_.on_commit_tallies([](pg::connection& c, const pg::tally_totals& t) {
+    c.defer(count_rows_query, t[1], t[2], t[3]);
+  });
 }
 
 std::unique_ptr<store_transaction> pg_store::begin(bool write) {
@@ -141,6 +154,7 @@ void pg_store::insert_staged(std::string_view route, std::string_view id, std::s
       " 1, $5, $6, $7, $8, $9)",
       route, id, owner, id_ms, now_ms, pg::bytes{content_type}, pg::bytes{body}, pg::bytes{sha256},
       static_cast<std::int64_t>(body.size()));
+  db_.tally(staged_kind, 1);
 }
 
 void pg_store::mark_executed(std::string_view route, std::string_view id,
@@ -148,10 +162,13 @@ void pg_store::mark_executed(std::string_view route, std::string_view id,
   // Reported by the RELEASE or COMMIT it goes with if the row is not staged (SQLSTATE XX000).
   db_.defer("SELECT exactly_mark_executed($1, $2, $3, $4, $5, $6)", route, id, now_ms,
             response.status, pg::bytes{response.content_type}, pg::bytes{response.body});
+  db_.tally(staged_kind, -1);
+  db_.tally(executed_kind, 1);
 }
 
 void pg_store::put_tombstone(std::string_view route, std::string_view id, std::string_view owner,
-                             std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms) {
+                             std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms,
+                             std::optional<id_state> was) {
   db_.defer(  // as insert_staged
       "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, tombstone_reason,"
       " state_since_ms) VALUES($1, $2, $3, $4, 3, $5, $6)"
@@ -160,6 +177,11 @@ void pg_store::put_tombstone(std::string_view route, std::string_view id, std::s
       " request_content_type = NULL, request_body = NULL, request_sha256 = NULL,"
       " response_status = NULL, response_content_type = NULL, response_body = NULL",
       route, id, owner, id_ms, static_cast<int>(reason), now_ms);
+  if (was == id_state::tombstone)
+    return;
+  if (was)
+    db_.tally(static_cast<std::size_t>(*was), -1);
+  db_.tally(tombstone_kind, 1);
 }
 
 sweep_result pg_store::sweep(std::int64_t now_ms, const timing& t) {
@@ -186,6 +208,9 @@ sweep_result pg_store::sweep(std::int64_t now_ms, const timing& t) {
       " FROM exactly_interactions WHERE state = 3 AND state_since_ms < $1"
       " AND (id_ms < $1 OR id_ms > state_since_ms + $2) FOR UPDATE SKIP LOCKED)",
       horizon, t.max_future_skew_ms);
+  db_.tally(staged_kind, -r.expired_staged);
+  db_.tally(executed_kind, -r.expired_responses);
+  db_.tally(tombstone_kind, r.expired_staged + r.expired_responses - r.purged_tombstones);
   return r;  // space: PostgreSQL's autovacuum reuses it
 }
 

@@ -138,7 +138,8 @@ void sqlite_store::mark_executed(std::string_view route, std::string_view id,
 
 void sqlite_store::put_tombstone(std::string_view route, std::string_view id,
                                  std::string_view owner, std::int64_t id_ms,
-                                 tombstone_reason reason, std::int64_t now_ms) {
+                                 tombstone_reason reason, std::int64_t now_ms,
+                                 std::optional<id_state> /*was: SQLite's triggers count*/) {
   auto& q = db_.prepare(
       "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, tombstone_reason,"
       " state_since_ms) VALUES(?, ?, ?, ?, 3, ?, ?)"

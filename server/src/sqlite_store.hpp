@@ -30,7 +30,8 @@ class sqlite_store final : public interaction_store {
   void mark_executed(std::string_view route, std::string_view id, const stored_response& response,
                      std::int64_t now_ms) override;
   void put_tombstone(std::string_view route, std::string_view id, std::string_view owner,
-                     std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms) override;
+                     std::int64_t id_ms, tombstone_reason reason, std::int64_t now_ms,
+                     std::optional<id_state> was) override;
   sweep_result sweep(std::int64_t now_ms, const timing& t) override;
   state_counts counts() override;
   std::int64_t clock_floor() override;

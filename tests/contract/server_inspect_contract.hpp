@@ -62,7 +62,8 @@ class server_inspect_contract : public ::testing::TestWithParam<inspect_factory>
                             sha256("{}"));
       store().mark_executed("/r/{id}", "b", {402, "application/problem+json", "{\"x\":1}"},
                             t0 + 10);
-      store().put_tombstone("/s/{id}", "c", "alice", t0 - 3, tombstone_reason::deleted, t0 + 20);
+      store().put_tombstone("/s/{id}", "c", "alice", t0 - 3, tombstone_reason::deleted, t0 + 20,
+                            std::nullopt);
     });
   }
 

@@ -84,7 +84,7 @@ void seed(interaction_store& s) {
                   R"({"amount":5})", sha256(R"({"amount":5})"));
   s.insert_staged("/pay/{id}", "b", "bob", t, t, "application/json", "{}", sha256("{}"));
   s.mark_executed("/pay/{id}", "b", {402, "application/json", R"({"reason":"funds"})"}, t);
-  s.put_tombstone("/pay/{id}", "c", "alice", t, tombstone_reason::deleted, t);
+  s.put_tombstone("/pay/{id}", "c", "alice", t, tombstone_reason::deleted, t, std::nullopt);
   for (int i = 1; i <= 4; ++i)
     s.outbox_add("settle", R"({"n":)" + std::to_string(i) + "}", "/pay/{id} x", t);
   s.outbox_retry_later(2, t + 60'000, "ledger busy");

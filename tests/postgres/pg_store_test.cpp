@@ -37,7 +37,7 @@ TEST(pg_store_round_trips, a_put_and_a_delete_are_two_round_trips_each) {
     auto tx = s.begin(true);
     s.lock_id("/r/{id}", id);
     EXPECT_TRUE(s.find_facts("/r/{id}", id));
-    s.put_tombstone("/r/{id}", id, "alice", t0, tombstone_reason::deleted, t0);
+    s.put_tombstone("/r/{id}", id, "alice", t0, tombstone_reason::deleted, t0, id_state::staged);
     tx->commit();
   };
   put("a");  // prepares the statements, in the round trips that use them first

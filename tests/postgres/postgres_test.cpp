@@ -63,6 +63,73 @@ TEST_F(postgres_test, savepoints_roll_back_alone_and_hooks_wait_for_the_outer_co
   EXPECT_FALSE(db.in_transaction());
 }
 
+// Tallies follow savepoints as hooks do, and what survives is recorded by the statement the
+// function defers, in the outermost COMMIT, in the same transaction: a COMMIT that fails records
+// nothing, and a transaction whose tallies sum to 0 sends no statement for them.
+TEST_F(postgres_test, tallies_follow_savepoints_and_are_recorded_in_the_commit) {
+  db.exec("CREATE TABLE totals (slot INTEGER PRIMARY KEY, n BIGINT NOT NULL)");
+  db.exec("CREATE TABLE t (i BIGINT PRIMARY KEY)");
+  int recorded = 0;
+  db.on_commit_tallies([&](pg::connection& c, const pg::tally_totals& totals) {
+    ++recorded;
+    for (std::size_t slot = 0; slot < totals.size(); ++slot) {
+      if (totals[slot] != 0) {
+        c.defer(
+            "INSERT INTO totals VALUES ($1, $2) ON CONFLICT (slot) DO UPDATE"
+            " SET n = totals.n + excluded.n",
+            static_cast<std::int64_t>(slot), totals[slot]);
+      }
+    }
+  });
+  const auto total = [&](int slot) {
+    return db.query_int64("SELECT n FROM totals WHERE slot = $1", slot).value_or(0);
+  };
+  {
+    pg::transaction outer(db);
+    db.tally(1, 5);
+    {
+      pg::transaction inner(db);
+      db.tally(1, 100);
+      db.tally(2, 100);
+    }  // rolled back: its tallies are gone
+    {
+      pg::transaction inner(db);
+      db.tally(2, 7);
+      db.tally(1, -2);
+      inner.commit();
+    }
+    EXPECT_EQ(recorded, 0);
+    outer.commit();
+  }
+  EXPECT_EQ(recorded, 1);
+  EXPECT_EQ(total(1), 3);
+  EXPECT_EQ(total(2), 7);
+  {
+    pg::transaction tx(db);
+    db.tally(1, 4);
+    db.tally(1, -4);
+    tx.commit();
+  }
+  EXPECT_EQ(recorded, 1);  // every total 0: nothing to record
+  {
+    pg::transaction tx(db);
+    db.execute("INSERT INTO t VALUES (1)");
+    db.tally(1, 50);
+  }  // rolled back
+  db.execute("INSERT INTO t VALUES (2)");
+  {
+    pg::transaction tx(db);
+    db.tally(1, 1000);
+    db.defer("INSERT INTO t VALUES (2)");  // fails at the COMMIT: nothing of it is recorded
+    EXPECT_THROW(tx.commit(), pg::error);
+  }
+  EXPECT_EQ(total(1), 3);
+  db.tally(2, 1);  // no transaction open: one of its own
+  EXPECT_EQ(total(2), 8);
+  EXPECT_FALSE(db.in_transaction());
+  EXPECT_THROW(db.tally(8, 1), std::out_of_range);
+}
+
 TEST_F(postgres_test, a_commit_after_a_failed_statement_throws_instead_of_looking_committed) {
   db.exec("CREATE TABLE t (i BIGINT PRIMARY KEY)");
   db.execute("INSERT INTO t VALUES (1)");

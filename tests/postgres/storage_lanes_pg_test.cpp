@@ -149,6 +149,37 @@ TEST(storage_lanes, a_counter_row_removed_by_hand_is_made_again_and_nothing_is_l
   expect_counters_match_rows(db);
 }
 
+// The server's sessions count the rows they change in their COMMIT (exactly.inline_counts), and
+// the trigger skips them; a row another session changes (a hand, an older server) is counted by
+// the trigger. Either way each change is counted once.
+TEST(storage_lanes, the_server_counts_its_own_rows_and_the_trigger_those_of_other_sessions) {
+  const server::connector_options co = on_postgres(1);
+  server::connector c(co);
+  register_echo_app(c);
+  const database db = c.storage(0);
+  const std::string a = request_id::mint().to_string(), b = request_id::mint().to_string();
+  for (const std::string& id : {a, b}) {
+    ASSERT_EQ(
+        c.handle({verb::put, echo_route, id, "alice", "application/json", R"({"status":200})"})
+            .status,
+        201u);
+  }
+  ASSERT_EQ(c.handle({verb::post, echo_route, a, "alice", "", ""}).status, 200u);
+  ASSERT_EQ(c.handle({verb::delete_, echo_route, b, "alice", "", ""}).status, 204u);
+  EXPECT_EQ(c.counts().staged, 0);
+  EXPECT_EQ(c.counts().executed, 1);
+  EXPECT_EQ(c.counts().tombstone, 1);
+  pg::connection hand(*co.postgres);
+  hand.exec(
+      "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, state_since_ms)"
+      " VALUES ('/by-hand/{id}', 'x', 'alice', 0, 1, 0)");
+  hand.query("UPDATE exactly_interactions SET state = 3, tombstone_reason = 1 WHERE id = $1", a);
+  EXPECT_EQ(c.counts().staged, 1);
+  EXPECT_EQ(c.counts().executed, 0);
+  EXPECT_EQ(c.counts().tombstone, 2);
+  expect_counters_match_rows(db);
+}
+
 // A shard setting out of the counters' range (0 to 63), which no connection sets but a hand
 // might, counts in the shard of the backend's pid instead, among the rows made in advance.
 TEST(storage_lanes, a_shard_setting_out_of_range_counts_in_the_pid_shard) {

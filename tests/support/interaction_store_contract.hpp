@@ -81,7 +81,8 @@ TEST_P(interaction_store_contract, stage_execute_tombstone) {
   EXPECT_EQ(in_tx([&] { return store_->count_staged("alice"); }), 0);
 
   in_tx([&] {
-    store_->put_tombstone("/r/{id}", "a", "alice", t0, tombstone_reason::deleted, t0 + 9);
+    store_->put_tombstone("/r/{id}", "a", "alice", t0, tombstone_reason::deleted, t0 + 9,
+                          id_state::executed);
   });
   rec = in_tx([&] { return store_->find("/r/{id}", "a"); });
   EXPECT_EQ(rec->state, id_state::tombstone);
@@ -146,7 +147,8 @@ TEST_P(interaction_store_contract, sweep_follows_the_retention_rules) {
     store_->insert_staged("/r/{id}", "staged", "alice", t0, t0, "", "", "");
     store_->insert_staged("/r/{id}", "done", "alice", t0, t0, "", "", "");
     store_->mark_executed("/r/{id}", "done", {}, t0);
-    store_->put_tombstone("/r/{id}", "gone", "alice", t0, tombstone_reason::deleted, t0);
+    store_->put_tombstone("/r/{id}", "gone", "alice", t0, tombstone_reason::deleted, t0,
+                          std::nullopt);
   });
   sweep_result r = in_tx([&] { return store_->sweep(t0 + 1000, t); });
   EXPECT_EQ(r.expired_staged + r.expired_responses + r.purged_tombstones, 0);
@@ -177,18 +179,23 @@ TEST_P(interaction_store_contract, count_staged_follows_every_way_in_and_out) {
     for (const char* id : {"a", "b", "c", "d"})
       store_->insert_staged("/r/{id}", id, "alice", t0, t0, "", "", "");
     store_->insert_staged("/r/{id}", "e", "bob", t0, t0, "", "", "");
-    store_->put_tombstone("/r/{id}", "unknown", "alice", t0, tombstone_reason::deleted, t0);
+    store_->put_tombstone("/r/{id}", "unknown", "alice", t0, tombstone_reason::deleted, t0,
+                          std::nullopt);
   });
   EXPECT_EQ(staged("alice"), 4);
   EXPECT_EQ(staged("bob"), 1);
   EXPECT_EQ(staged("carol"), 0);
   in_tx([&] { store_->mark_executed("/r/{id}", "a", {}, t0); });
   EXPECT_EQ(staged("alice"), 3);
-  in_tx([&] { store_->put_tombstone("/r/{id}", "b", "alice", t0, tombstone_reason::deleted, t0); });
+  in_tx([&] {
+    store_->put_tombstone("/r/{id}", "b", "alice", t0, tombstone_reason::deleted, t0,
+                          id_state::staged);
+  });
   EXPECT_EQ(staged("alice"), 2);
   {
     auto tx = store_->begin(true);
-    store_->put_tombstone("/r/{id}", "c", "alice", t0, tombstone_reason::deleted, t0);
+    store_->put_tombstone("/r/{id}", "c", "alice", t0, tombstone_reason::deleted, t0,
+                          id_state::staged);
   }  // rolled back
   EXPECT_EQ(staged("alice"), 2);
   in_tx([&] { store_->sweep(t0 + t.staged_ttl_ms, t); });  // c and d expire, e too
@@ -202,9 +209,9 @@ TEST_P(interaction_store_contract, sweep_purges_far_future_tombstones_by_their_a
   const timing t{};
   in_tx([&] {
     store_->put_tombstone("/r/{id}", "far", "alice", 8'000'000'000'000'000,
-                          tombstone_reason::deleted, t0);
+                          tombstone_reason::deleted, t0, std::nullopt);
     store_->put_tombstone("/r/{id}", "near", "alice", t0 + t.max_future_skew_ms,
-                          tombstone_reason::deleted, t0);
+                          tombstone_reason::deleted, t0, std::nullopt);
   });
   EXPECT_EQ(in_tx([&] { return store_->sweep(t0 + t.acceptance_window_ms, t); }).purged_tombstones,
             0);
@@ -231,7 +238,8 @@ TEST_P(interaction_store_contract, row_counters_follow_every_change) {
   in_tx([&] {
     for (const char* id : {"a", "b", "c", "d"})
       store_->insert_staged("/r/{id}", id, "alice", t0, t0, "", "", "");
-    store_->put_tombstone("/r/{id}", "unknown", "alice", t0, tombstone_reason::deleted, t0);
+    store_->put_tombstone("/r/{id}", "unknown", "alice", t0, tombstone_reason::deleted, t0,
+                          std::nullopt);
     store_->outbox_add("m", "{}", "s", t0);
     store_->outbox_add("m", "{}", "s", t0);
   });
@@ -239,14 +247,18 @@ TEST_P(interaction_store_contract, row_counters_follow_every_change) {
   in_tx([&] { store_->mark_executed("/r/{id}", "a", {}, t0); });
   EXPECT_EQ(rows(), (counts{3, 1, 1, 2, 0}));
   in_tx([&] {
-    store_->put_tombstone("/r/{id}", "b", "alice", t0, tombstone_reason::deleted, t0);
-    store_->put_tombstone("/r/{id}", "a", "alice", t0, tombstone_reason::deleted, t0);
-    store_->put_tombstone("/r/{id}", "unknown", "alice", t0, tombstone_reason::deleted, t0);
+    store_->put_tombstone("/r/{id}", "b", "alice", t0, tombstone_reason::deleted, t0,
+                          id_state::staged);
+    store_->put_tombstone("/r/{id}", "a", "alice", t0, tombstone_reason::deleted, t0,
+                          id_state::executed);
+    store_->put_tombstone("/r/{id}", "unknown", "alice", t0, tombstone_reason::deleted, t0,
+                          id_state::tombstone);
   });
   EXPECT_EQ(rows(), (counts{2, 0, 3, 2, 0}));
   {
     auto tx = store_->begin(true);
-    store_->put_tombstone("/r/{id}", "c", "alice", t0, tombstone_reason::deleted, t0);
+    store_->put_tombstone("/r/{id}", "c", "alice", t0, tombstone_reason::deleted, t0,
+                          id_state::staged);
     store_->insert_staged("/r/{id}", "e", "alice", t0, t0, "", "", "");
     store_->outbox_add("m", "{}", "s", t0);
   }  // rolled back
@@ -321,11 +333,15 @@ TEST_P(interaction_store_contract, staged_bytes_follow_every_way_in_and_out) {
   EXPECT_EQ(bytes("carol"), 0);
   in_tx([&] { store_->mark_executed("/r/{id}", "a", {200, "text/plain", "ok"}, t0); });
   EXPECT_EQ(bytes("alice"), 8);
-  in_tx([&] { store_->put_tombstone("/r/{id}", "b", "alice", t0, tombstone_reason::deleted, t0); });
+  in_tx([&] {
+    store_->put_tombstone("/r/{id}", "b", "alice", t0, tombstone_reason::deleted, t0,
+                          id_state::staged);
+  });
   EXPECT_EQ(bytes("alice"), 3);
   {
     auto tx = store_->begin(true);
-    store_->put_tombstone("/r/{id}", "c", "alice", t0, tombstone_reason::deleted, t0);
+    store_->put_tombstone("/r/{id}", "c", "alice", t0, tombstone_reason::deleted, t0,
+                          id_state::staged);
   }  // rolled back
   EXPECT_EQ(bytes("alice"), 3);
   in_tx([&] { store_->sweep(t0 + t.staged_ttl_ms, t); });  // c and d expire, e too

@@ -7,6 +7,7 @@
 #include <exactly/common/durability.hpp>
 #include <exactly/common/storage_error.hpp>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -25,7 +26,8 @@ struct pg_result;
 
 namespace exactly::detail {
 class commit_hooks;
-}
+class commit_tallies;
+}  // namespace exactly::detail
 
 namespace exactly::pg {
 
@@ -46,6 +48,9 @@ class error : public storage_error {
  private:
   std::string sqlstate_;
 };
+
+// The sums of a transaction's tallies (connection::tally), by slot.
+using tally_totals = std::array<std::int64_t, 8>;
 
 struct options {
   // A libpq connection string ("host=... dbname=...") or URI ("postgresql://...").
@@ -184,6 +189,12 @@ class connection {
   // As sqlite::connection::after_commit: runs `fn` once the outermost transaction open now has
   // committed; dropped if it or the savepoint open now rolls back; at once with none open.
   void after_commit(std::function<void()> fn);
+  // Adds `delta` to tally `slot` (below 8) of the transaction open now: dropped if it, or the
+  // savepoint open now, rolls back. When the outermost transaction commits with a total not 0,
+  // the totals go to the function given to on_commit_tallies(), which defer()s what records
+  // them, sent in the COMMIT's round trip. With no transaction open, in a transaction of its own.
+  void tally(std::size_t slot, std::int64_t delta);
+  void on_commit_tallies(std::function<void(connection&, const tally_totals&)> fn);
   // Whether the connection was up after its last use. Any thread.
   bool connected() const { return up_.load(); }
   // Outside a transaction: reconnects if the connection was lost and its backoff has passed;
@@ -225,6 +236,8 @@ class connection {
   bool broken_ = false;
   int depth_ = 0;
   std::unique_ptr<detail::commit_hooks> hooks_;
+  std::unique_ptr<detail::commit_tallies> tallies_;
+  std::function<void(connection&, const tally_totals&)> record_tallies_;
   std::atomic<bool> up_{false};
   int reconnect_failures_ = 0;
   std::chrono::steady_clock::time_point next_reconnect_{};
