@@ -259,13 +259,9 @@ void connection::after_commit(std::function<void()> fn) {
 void connection::tally(std::size_t slot, std::int64_t delta) {
   if (slot >= tally_totals{}.size())
     throw std::out_of_range("pg::connection::tally: no such slot");
-  if (depth_ > 0) {
-    tallies_->add(depth_, slot, delta);
-    return;
-  }
-  transaction alone(*this);
+  if (depth_ == 0)
+    throw std::logic_error("pg::connection::tally outside a transaction");
   tallies_->add(depth_, slot, delta);
-  alone.commit();
 }
 
 void connection::on_commit_tallies(std::function<void(connection&, const tally_totals&)> fn) {

@@ -130,6 +130,7 @@ interaction_response connector::impl::handle(const interaction_request& r, const
     if (seen.state != known->state) {
       store.put_tombstone(r.route, id_text, known->owner, id.timestamp_ms(), seen.reason, now,
                           known->state);
+      known->state = seen.state;  // what the row is now, should a write follow
       tx->commit();
     }
   }

@@ -3,7 +3,6 @@
 
 #include "pg_schema.hpp"
 
-#include <stdexcept>
 #include <string>
 
 namespace exactly::server {
@@ -29,12 +28,11 @@ constexpr std::string_view clock_floor_query = "SELECT high_water_ms FROM exactl
 
 // What a transaction changed in the rows of each kind (its tallies), added to the connection's
 // shard of the counters in its COMMIT's round trip; a counter row removed by hand is made again.
+constexpr std::size_t staged_kind = 1, executed_kind = 2, tombstone_kind = 3;
 constexpr std::string_view count_rows_query =
     "INSERT INTO exactly_row_counts(kind, shard, n) SELECT k, exactly_count_shard(), d"
     " FROM (VALUES (1, $1::BIGINT), (2, $2::BIGINT), (3, $3::BIGINT)) v(k, d) WHERE d <> 0"
     " ON CONFLICT (kind, shard) DO UPDATE SET n = exactly_row_counts.n + excluded.n";
-
-constexpr std::size_t staged_kind = 1, executed_kind = 2, tombstone_kind = 3;  // tally slots
 
 // The facts of row 0 of `q`, read from facts_columns.
 template <class Record>
@@ -56,7 +54,8 @@ pg::options pg_store::with_counter_shard(pg::options opts) {
   // The first shard no live connection holds (a session advisory lock, released when the
   // connection ends), so that no two connections add to one counter row and wait on each other
   // (or deadlock, when two transactions add to two kinds in crossing order); past 64 connections
-  // at once, one by the backend's pid. And the session counts the rows it changes (migration 8).
+  // at once, one by the backend's pid. And the session counts the rows it changes (migration 8),
+  // but for a migration's, which the trigger counts as it does any other session's.
   opts.session_setup =
       "SELECT set_config('exactly.shard', coalesce((SELECT s FROM generate_series(0, 63) s"
       " WHERE pg_try_advisory_lock(1702388067, s) LIMIT 1), pg_backend_pid() % 64)::TEXT, false),"
@@ -66,7 +65,9 @@ pg::options pg_store::with_counter_shard(pg::options opts) {
 
 pg_store::pg_store(pg::options opts) : db_(with_counter_shard(std::move(opts))) {
   try {
+    db_.exec("SELECT set_config('exactly.inline_counts', 'off', false)");
     pg::migrate(db_, "exactly.server", server_pg_schema());
+    db_.exec("SELECT set_config('exactly.inline_counts', 'on', false)");
   } catch (const pg::error& e) {
     throw pg::error(e.sqlstate(), std::string("cannot create the server's tables: ") + e.what());
   }
@@ -177,11 +178,10 @@ void pg_store::put_tombstone(std::string_view route, std::string_view id, std::s
       " request_content_type = NULL, request_body = NULL, request_sha256 = NULL,"
       " response_status = NULL, response_content_type = NULL, response_body = NULL",
       route, id, owner, id_ms, static_cast<int>(reason), now_ms);
-  if (was == id_state::tombstone)
-    return;
-  if (was)
+  if (was && *was != id_state::tombstone)
     db_.tally(static_cast<std::size_t>(*was), -1);
-  db_.tally(tombstone_kind, 1);
+  if (was != id_state::tombstone)
+    db_.tally(tombstone_kind, 1);
 }
 
 sweep_result pg_store::sweep(std::int64_t now_ms, const timing& t) {

@@ -116,17 +116,27 @@ TEST_F(postgres_test, tallies_follow_savepoints_and_are_recorded_in_the_commit) 
     db.execute("INSERT INTO t VALUES (1)");
     db.tally(1, 50);
   }  // rolled back
-  db.execute("INSERT INTO t VALUES (2)");
+  {
+    pg::transaction tx(db);  // tallies nothing: would record what the rollback left, if it had
+    db.execute("INSERT INTO t VALUES (2)");
+    tx.commit();
+  }
+  EXPECT_EQ(recorded, 1);
   {
     pg::transaction tx(db);
     db.tally(1, 1000);
     db.defer("INSERT INTO t VALUES (2)");  // fails at the COMMIT: nothing of it is recorded
     EXPECT_THROW(tx.commit(), pg::error);
   }
+  {
+    pg::transaction tx(db);  // tallies nothing: would record what the failed COMMIT left
+    tx.commit();
+  }
+  EXPECT_EQ(recorded, 2);  // called for the failed COMMIT, its statement rolled back with it
   EXPECT_EQ(total(1), 3);
-  db.tally(2, 1);  // no transaction open: one of its own
-  EXPECT_EQ(total(2), 8);
-  EXPECT_FALSE(db.in_transaction());
+  EXPECT_EQ(total(2), 7);
+  EXPECT_THROW(db.tally(2, 1), std::logic_error);  // no transaction open
+  pg::transaction tx(db);
   EXPECT_THROW(db.tally(8, 1), std::out_of_range);
 }
 

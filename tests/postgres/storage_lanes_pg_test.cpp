@@ -4,6 +4,7 @@
 #include <http_client.hpp>
 #include <pg_cluster.hpp>
 #include <requests.hpp>
+#include <row_counters.hpp>
 
 #include <exactly/common/postgres.hpp>
 #include <exactly/common/request_id.hpp>
@@ -42,16 +43,6 @@ void audit_writers(pg::connection& db, const std::string& table) {
       "CREATE TRIGGER lane_audit_" +
       table + " AFTER INSERT OR UPDATE ON " + table +
       " FOR EACH ROW EXECUTE FUNCTION lane_audit_row()");
-}
-
-// The row counters of `db`, summed over the shards, against its rows, by state.
-void expect_counters_match_rows(const database& db) {
-  for (int state = 1; state <= 3; ++state) {
-    EXPECT_EQ(
-        db.query_int64("SELECT coalesce(sum(n), 0) FROM exactly_row_counts WHERE kind = ?", state),
-        db.query_int64("SELECT count(*) FROM exactly_interactions WHERE state = ?", state))
-        << "state " << state;
-  }
 }
 
 echo_server_config three_connections() {
@@ -146,37 +137,6 @@ TEST(storage_lanes, a_counter_row_removed_by_hand_is_made_again_and_nothing_is_l
   ASSERT_EQ(c.handle({verb::post, echo_route, id, "alice", "", ""}).status, 200u);
   EXPECT_EQ(c.counts().staged, 0);
   EXPECT_EQ(c.counts().executed, 1);
-  expect_counters_match_rows(db);
-}
-
-// The server's sessions count the rows they change in their COMMIT (exactly.inline_counts), and
-// the trigger skips them; a row another session changes (a hand, an older server) is counted by
-// the trigger. Either way each change is counted once.
-TEST(storage_lanes, the_server_counts_its_own_rows_and_the_trigger_those_of_other_sessions) {
-  const server::connector_options co = on_postgres(1);
-  server::connector c(co);
-  register_echo_app(c);
-  const database db = c.storage(0);
-  const std::string a = request_id::mint().to_string(), b = request_id::mint().to_string();
-  for (const std::string& id : {a, b}) {
-    ASSERT_EQ(
-        c.handle({verb::put, echo_route, id, "alice", "application/json", R"({"status":200})"})
-            .status,
-        201u);
-  }
-  ASSERT_EQ(c.handle({verb::post, echo_route, a, "alice", "", ""}).status, 200u);
-  ASSERT_EQ(c.handle({verb::delete_, echo_route, b, "alice", "", ""}).status, 204u);
-  EXPECT_EQ(c.counts().staged, 0);
-  EXPECT_EQ(c.counts().executed, 1);
-  EXPECT_EQ(c.counts().tombstone, 1);
-  pg::connection hand(*co.postgres);
-  hand.exec(
-      "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, state_since_ms)"
-      " VALUES ('/by-hand/{id}', 'x', 'alice', 0, 1, 0)");
-  hand.query("UPDATE exactly_interactions SET state = 3, tombstone_reason = 1 WHERE id = $1", a);
-  EXPECT_EQ(c.counts().staged, 1);
-  EXPECT_EQ(c.counts().executed, 0);
-  EXPECT_EQ(c.counts().tombstone, 2);
   expect_counters_match_rows(db);
 }
 

@@ -270,8 +270,14 @@ TEST_P(interaction_store_contract, row_counters_follow_every_change) {
     store_->outbox_remove(due[1].seq);
   });
   EXPECT_EQ(rows(), (counts{2, 0, 3, 0, 1}));
-  in_tx([&] { store_->sweep(t0 + t.staged_ttl_ms, t); });  // c, d expire; a, b, unknown purged
-  EXPECT_EQ(rows(), (counts{0, 0, 2, 0, 1}));
+  in_tx([&] {  // executed so long ago that the sweep below expires its response
+    store_->insert_staged("/r/{id}", "f", "alice", t0, t0, "", "", "");
+    store_->mark_executed("/r/{id}", "f", {}, t0 + t.staged_ttl_ms - t.response_retention_ms);
+  });
+  EXPECT_EQ(rows(), (counts{2, 1, 3, 0, 1}));
+  // c, d expire, and f's response; a, b, unknown are purged
+  in_tx([&] { store_->sweep(t0 + t.staged_ttl_ms, t); });
+  EXPECT_EQ(rows(), (counts{0, 0, 3, 0, 1}));
 }
 
 // The persisted high-water time only rises, and only with the transaction that raised it.

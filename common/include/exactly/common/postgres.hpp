@@ -192,7 +192,7 @@ class connection {
   // Adds `delta` to tally `slot` (below 8) of the transaction open now: dropped if it, or the
   // savepoint open now, rolls back. When the outermost transaction commits with a total not 0,
   // the totals go to the function given to on_commit_tallies(), which defer()s what records
-  // them, sent in the COMMIT's round trip. With no transaction open, in a transaction of its own.
+  // them, sent in the COMMIT's round trip. Throws std::logic_error with no transaction open.
   void tally(std::size_t slot, std::int64_t delta);
   void on_commit_tallies(std::function<void(connection&, const tally_totals&)> fn);
   // Whether the connection was up after its last use. Any thread.
