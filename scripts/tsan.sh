@@ -5,8 +5,9 @@
 # I/O thread (exactly_thread_tests), the background sync's and the checkpointer's threads
 # (exactly_server_flush_tests, those suites), the crash and outage tests
 # (exactly_crash_tests, whose child servers and clients are built with TSan too), a connector's
-# storage threads over several PostgreSQL connections (exactly_postgres_lanes_tests). Suppressions:
-# tests/tsan.supp.
+# storage threads over several PostgreSQL connections (exactly_postgres_lanes_tests), the client
+# runtime on PostgreSQL, whose workers and publishers claim rows from each other
+# (exactly_postgres_client_tests). Suppressions: tests/tsan.supp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -18,7 +19,8 @@ CC=clang-14 CXX=clang++-14 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDe
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DEXACTLY_TEST_CODE_OPTIONS=-O0 \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" >/dev/null
 cmake --build build-tsan -j "$jobs" --target exactly_thread_tests exactly_crash_tests \
-  exactly_server_flush_tests exactly_postgres_lanes_tests pg-test-cluster
+  exactly_server_flush_tests exactly_postgres_lanes_tests exactly_postgres_client_tests \
+  pg-test-cluster
 echo "tsan build: $((SECONDS - start)) s"
 start=$SECONDS
 cd build-tsan
@@ -33,4 +35,8 @@ tests/exactly_server_flush_tests --gtest_filter='background_sync*:wal_checkpoint
 ctest --output-on-failure -j "$jobs" --timeout 600 \
   -R "^server_crash\.|client_crash|^server_outage\.|^storage_lanes\.|^storage_lanes_deadlock\." \
   -E "postgres|^pg\."
+# The client runtime on PostgreSQL, all of it: workers and publishers of several runtimes and
+# processes claiming rows from one another (postgres_shared_*), crashes, an outage.
+ctest --output-on-failure -j "$jobs" --timeout 600 \
+  -R "^postgres_(shared|invoke|client)|^postgres/|^points/postgres_client_crash"
 echo "tsan tests: $((SECONDS - start)) s"
