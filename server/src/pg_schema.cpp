@@ -169,8 +169,8 @@ constexpr pg::migration schema[] = {
     // The server's own sessions count the rows they change in their transaction's COMMIT, one
     // statement for all of it (pg_store.cpp), and say so by exactly.inline_counts = 'on'; the
     // trigger counts what other sessions change (a hand, a server older than this migration).
-    // A counter row updated by each request of a commit group had cost a wire cycle on
-    // PostgreSQL about a fifth of its time.
+    // The writes of 20 wire cycles in one transaction take about 30 % less database time so
+    // than with the trigger updating a counter row at each (pgbench, one connection).
     {8,
      "DROP TRIGGER exactly_count ON exactly_interactions;"
      "CREATE TRIGGER exactly_count AFTER INSERT OR DELETE OR UPDATE OF state"
