@@ -1,0 +1,76 @@
+#pragma once
+// exactly-bench's shared pieces: what a run is set to, what one scenario measured (and its
+// JSON), and the request every scenario makes.
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace exactly::bench {
+
+using clock_type = std::chrono::steady_clock;
+
+inline const std::vector<std::pair<std::string, std::string>> auth = {
+    {"Authorization", "Bearer bench-key"}, {"Content-Type", "application/json"}};
+inline const std::string body = R"({"customer_id":"c-1","amount_cents":1250})";
+
+struct settings {
+  double seconds = 5, warmup = 1;
+  bool relaxed = false, ungrouped = false, reads_together = false, no_background_sync = false;
+  int e2e_workers = 1;          // runtime worker threads carrying the e2e invocations
+  int e2e_batch = 64;           // messages or steps a worker commits together
+  int e2e_publishers = -1;      // e2e's runtime publisher threads; -1: as many as the dispatchers
+  bool put_in_handler = false;  // e2e handlers wait for their PUTs (put_wait::in_handler)
+  long fsync_delay_us = 0;      // a slow disk on both sides (slow_sync_vfs.hpp)
+  std::string postgres;         // the server stores in this PostgreSQL schema; "" = SQLite
+  std::string client_postgres;  // the e2e client's PostgreSQL schema; "" = SQLite
+  int instances = 1;            // server processes sharing the database (PostgreSQL only)
+  int connections = 1;          // PostgreSQL connections of each server process
+};
+
+struct figures {
+  std::string scenario;
+  int concurrency = 0;
+  double ops_per_s = 0, p50_ms = 0, p99_ms = 0, p999_ms = 0;
+  long ops = 0, errors = 0;
+  long fewest_slot_ops = 0;  // the ops of the client that completed the fewest: 0 = one stalled
+  double server_cpu_per_op_ms = 0, client_cpu_per_op_ms = 0;
+  std::int64_t server_peak_rss_kib = 0, client_peak_rss_kib = 0;
+  std::vector<std::pair<std::string, double>> step_ms{};  // wire: each request's mean latency
+};
+
+// The value at fraction `p` of `sorted` (0 when it is empty).
+inline double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty())
+    return 0;
+  return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(sorted.size() * p))];
+}
+
+// One scenario's figures as exactly-bench writes them.
+inline nlohmann::json to_json(const figures& f) {
+  nlohmann::json steps = nlohmann::json::object();
+  for (const auto& [verb, ms] : f.step_ms)
+    steps[verb] = ms;
+  return {{"scenario", f.scenario},
+          {"concurrency", f.concurrency},
+          {"ops_per_s", f.ops_per_s},
+          {"ops", f.ops},
+          {"errors", f.errors},
+          {"fewest_slot_ops", f.fewest_slot_ops},
+          {"p50_ms", f.p50_ms},
+          {"p99_ms", f.p99_ms},
+          {"p999_ms", f.p999_ms},
+          {"server_cpu_ms_per_op", f.server_cpu_per_op_ms},
+          {"client_cpu_ms_per_op", f.client_cpu_per_op_ms},
+          {"server_peak_rss_kib", f.server_peak_rss_kib},
+          {"client_peak_rss_kib", f.client_peak_rss_kib},
+          {"mean_ms_per_request", steps}};
+}
+
+}  // namespace exactly::bench
