@@ -171,20 +171,39 @@ connection::connection(const std::string& path, options opts)
     db_ = nullptr;
     throw error(rc, msg);
   }
-  sqlite3_extended_result_codes(db_, 0);
-  sqlite3_busy_handler(db_, &connection::on_busy, this);
-  if (opts.wal)
-    exec("PRAGMA journal_mode=WAL");
-  {
-    statement mode(*this, "PRAGMA journal_mode");
-    wal_ = mode.step() && mode.text(0) == "wal";  // an in-memory database stays in "memory"
+  try {
+    sqlite3_extended_result_codes(db_, 0);
+    sqlite3_busy_handler(db_, &connection::on_busy, this);
+    if (opts.wal)
+      enter_wal();
+    {
+      statement mode(*this, "PRAGMA journal_mode");
+      wal_ = mode.step() && mode.text(0) == "wal";  // an in-memory database stays in "memory"
+    }
+    sync_ = opts.sync;
+    exec(synchronous_pragma(opts.sync));
+    exec("PRAGMA journal_size_limit=" + std::to_string(opts.wal_size_limit_bytes));
+    if (wal_)
+      checkpoints_ = exactly::detail::install_checkpoints(db_, opts);
+    exec(opts.foreign_keys ? "PRAGMA foreign_keys=ON" : "PRAGMA foreign_keys=OFF");
+  } catch (...) {
+    cache_.clear();
+    sqlite3_close(db_);  // no destructor runs for a constructor that throws
+    throw;
   }
-  sync_ = opts.sync;
-  exec(synchronous_pragma(opts.sync));
-  exec("PRAGMA journal_size_limit=" + std::to_string(opts.wal_size_limit_bytes));
-  if (wal_)
-    checkpoints_ = exactly::detail::install_checkpoints(db_, opts);
-  exec(opts.foreign_keys ? "PRAGMA foreign_keys=ON" : "PRAGMA foreign_keys=OFF");
+}
+
+// Switching a file to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at once, without
+// the busy handler, while another connection holds the file (two processes opening a new file at
+// the same moment): the switch is retried here, as long as the busy timeout allows.
+void connection::enter_wal() {
+  for (int tries = 0;; ++tries) {
+    const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK)
+      return;
+    if (rc != SQLITE_BUSY || on_busy(this, tries) == 0)
+      fail(db_, rc, "exec: PRAGMA journal_mode=WAL");
+  }
 }
 
 connection::~connection() {

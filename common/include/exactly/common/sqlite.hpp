@@ -161,6 +161,7 @@ class connection {
   synchronous sync_ = synchronous::full;
   bool sync_deferred_ = false;  // at NORMAL for the open transaction; restored at its end
   void restore_sync() noexcept;
+  void enter_wal();
   static int on_busy(void* self, int tries);
   friend class transaction;
 };
