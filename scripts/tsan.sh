@@ -30,10 +30,10 @@ tests/exactly_thread_tests --gtest_filter='-GoogleTestVerification.*'
 # The threads beside the storage connection: the background sync and the checkpointer.
 tests/exactly_server_flush_tests --gtest_filter='background_sync*:wal_checkpoint_test*'
 # The PostgreSQL variants (pg.*, postgres*) are not built here: the same code paths on SQLite.
-# But storage_lanes is: a connector's storage threads, one per PostgreSQL connection, and two of
-# them deadlocking (ctest starts the cluster they need).
+# But storage_lanes is: a connector's storage threads, one per PostgreSQL connection, two of
+# them deadlocking, and the thread of the GETs (ctest starts the cluster they need).
 ctest --output-on-failure -j "$jobs" --timeout 600 \
-  -R "^server_crash\.|client_crash|^server_outage\.|^storage_lanes\.|^storage_lanes_deadlock\." \
+  -R "^server_crash\.|client_crash|^server_outage\.|^storage_lanes\.|^storage_lanes_deadlock\.|^separate_reads_pg" \
   -E "postgres|^pg\."
 # The client runtime on PostgreSQL, all of it: workers and publishers of several runtimes and
 # processes claiming rows from one another (postgres_shared_*), crashes, an outage.

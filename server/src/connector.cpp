@@ -39,14 +39,16 @@ connector::impl::lane& connector::impl::here() {
 
 void connector::impl::open_store() {
   if (opts.postgres) {
-    // Reads go through the storage threads too: a connection of their own would serve GETs on
-    // the network thread, where a round trip to PostgreSQL would hold up every connection.
     for (std::size_t i = 0; i < opts.postgres_connections; ++i) {
       auto pg = std::make_unique<pg_store>(*opts.postgres);
       lane& l = lanes.emplace_back();
       l.db.emplace(pg->connection());
       l.store = std::move(pg);
     }
+    // GETs on a connection of their own, off the chain of statements of the writing ones (the
+    // server runs them on a thread of their own: a round trip would hold up the network thread).
+    if (opts.separate_reads)
+      reader = std::make_unique<pg_store>(*opts.postgres);
     return;
   }
   auto sqlite = std::make_unique<sqlite_store>(opts.db_path, opts.db);

@@ -29,6 +29,21 @@ std::string post_key(const interaction_request& ir) {
 
 }  // namespace
 
+asio::awaitable<beast_response> request_dispatch::read_apart(const interaction_request& ir,
+                                                             unsigned version) {
+  // Committed rows only, so no commit group to wait for; answered once every commit holding a
+  // POST of the id is on disk (at once unless one's background sync is under way: a stored
+  // response is only ever written by a POST of its id).
+  std::optional<interaction_response> r;
+  if (storage_executor* reads = storage_.reads())  // a round trip: on the thread of the reads
+    r = co_await reads->run([&] { return connector_.read(ir); });
+  else
+    r = connector_.read(ir);  // here, on the network thread
+  if (!co_await storage_.first().posts_durable(post_key(ir)))
+    co_return reply(problem_response(errc::storage_unavailable), version);
+  co_return reply(std::move(*r), version);
+}
+
 asio::awaitable<beast_response> request_dispatch::connector_route(beast_request& req, route_match m,
                                                                   std::string principal) {
   interaction_request ir{to_verb(req.method()),
@@ -37,15 +52,8 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
                          principal,
                          to_view(req[http::field::content_type]),
                          req.body()};
-  if (ir.v == verb::get && connector_.has_separate_reads()) {
-    // Committed rows only, so no commit group to wait for: read here, answered once every
-    // commit holding a POST of the id is on disk (at once unless one's background sync is under
-    // way: a stored response is only ever written by a POST of its id).
-    interaction_response r = connector_.read(ir);
-    if (!co_await storage_.first().posts_durable(post_key(ir)))
-      co_return reply(problem_response(errc::storage_unavailable), req.version());
-    co_return reply(std::move(r), req.version());
-  }
+  if (ir.v == verb::get && connector_.has_separate_reads())
+    co_return co_await read_apart(ir, req.version());
   // Every request of the id on one storage thread (connection): its commits keep their order.
   storage_executor& lane = storage_.for_id(ir.route, ir.id);
   // Only a PUT or a DELETE may go out before its commit is flushed: a crash taking it back

@@ -230,4 +230,8 @@ bool connector::has_separate_reads() const {
   return impl_->reader != nullptr;
 }
 
+bool connector::reads_take_a_round_trip() const {
+  return impl_->reader != nullptr && impl_->opts.postgres.has_value();
+}
+
 }  // namespace exactly::server

@@ -85,6 +85,9 @@ class request_dispatch {
   // connector in the open commit group.
   net::asio::awaitable<beast_response> connector_route(beast_request& req, route_match m,
                                                        std::string principal);
+  // A GET through the connection of the reads (connector::read): on their own thread when each
+  // takes a round trip, else on the network thread.
+  net::asio::awaitable<beast_response> read_apart(const interaction_request& ir, unsigned version);
 
   connector& connector_;
   const authenticator& auth_;

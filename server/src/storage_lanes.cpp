@@ -13,6 +13,8 @@ storage_lanes::storage_lanes(connector& c, bool group_commit, bool flush_every_c
     lanes_.push_back(std::make_unique<storage_executor>(c.storage(i), group_commit,
                                                         flush_every_commit, background_sync));
   }
+  if (c.reads_take_a_round_trip())
+    reads_ = std::make_unique<storage_executor>(c.storage(0), false);  // run() only: no group
 }
 
 storage_executor& storage_lanes::for_id(std::string_view route, std::string_view id) {
@@ -45,11 +47,15 @@ group_stats storage_lanes::group_counts() const {
 void storage_lanes::start() {
   for (std::size_t i = 0; i < lanes_.size(); ++i)
     lanes_[i]->start([this, i] { connector_.use_connection_on_this_thread(i); });
+  if (reads_)
+    reads_->start();
 }
 
 void storage_lanes::stop(std::function<void()> last) {
   for (std::size_t i = lanes_.size(); i-- > 1;)
     lanes_[i]->stop([] {});
+  if (reads_)
+    reads_->stop([] {});  // once the GETs under way are answered
   first().stop(std::move(last));
 }
 

@@ -26,6 +26,9 @@ class storage_lanes {
   storage_executor& for_id(std::string_view route, std::string_view id);
   // The threads in turn, for user routes (network thread).
   storage_executor& next();
+  // The thread of the GETs, when each takes a round trip to the database
+  // (connector::reads_take_a_round_trip); nullptr else (they are read on the network thread).
+  storage_executor* reads() { return reads_.get(); }
   // The commit group counts of every thread, summed (any thread).
   group_stats group_counts() const;
 
@@ -38,6 +41,7 @@ class storage_lanes {
   connector& connector_;
   std::vector<std::unique_ptr<storage_executor>> lanes_;
   std::size_t next_ = 0;
+  std::unique_ptr<storage_executor> reads_;
 };
 
 }  // namespace exactly::server

@@ -44,8 +44,9 @@ struct connector_options {
   std::int64_t max_staged_bytes_per_principal = 256LL << 20;
   clock_fn clock = system_now_ms;  // must be thread-safe: the storage and network threads call it
   int outbox_max_attempts = 10;    // then the message goes to dead letters
-  // GETs read through a read-only connection of their own (SQLite WAL file databases only), so
-  // they never wait for the writes in flight; see connector::read().
+  // GETs read through a connection of their own (a read-only one on SQLite WAL file databases;
+  // one more connection on PostgreSQL), so they never wait for the writes in flight; see
+  // connector::read().
   bool separate_reads = true;
 };
 
@@ -104,13 +105,18 @@ class connector {
   // that an unknown id is too old persists the time it used in a flushed commit, so that a crash
   // and a clock set back can never make the server stage that id again.
   bool may_defer_flush(const interaction_request& r) const;
-  // Carries out a GET through the read-only connection: it sees only committed state (with
-  // synchronous=FULL, only durable state), never waits for a write in flight, and may run on
-  // one other thread while handle() runs. Answers failures as handle() does.
+  // Carries out a GET through the connection of the reads (read-only on SQLite): it sees only
+  // committed state (with synchronous=FULL, only durable state), never waits for a write in
+  // flight, and may run on one other thread while handle() runs. Answers failures as handle()
+  // does.
   // Throws std::logic_error for another verb or when !has_separate_reads().
   interaction_response read(const interaction_request& r);
-  // Whether read() is available (connector_options::separate_reads on a WAL file database).
+  // Whether read() is available (connector_options::separate_reads on a WAL file database or
+  // on PostgreSQL).
   bool has_separate_reads() const;
+  // Whether read() waits for a round trip to the database (PostgreSQL): run it on a thread of
+  // its own, not the network thread.
+  bool reads_take_a_round_trip() const;
   // Enforces staged TTL, response retention and tombstone purge once, now.
   sweep_result sweep();
   // Delivers due outbox messages (those up to `max_seq`) to local handlers; returns how many
