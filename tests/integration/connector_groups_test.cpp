@@ -5,33 +5,22 @@
 #include <echo_server.hpp>
 #include <http_client.hpp>
 #include <requests.hpp>
+#include <separate_reads_checks.hpp>
 
 #include <exactly/common/clock.hpp>
 #include <exactly/common/request_id.hpp>
 
 #include <gtest/gtest.h>
 
-#include <future>
-#include <thread>
-
 namespace exactly::test {
 namespace {
 using exactly::verb;
-
-server::interaction_request request(verb v, const std::string& id, std::string_view body = "") {
-  return {v, echo_route, id, "alice", "application/json", body};
-}
 
 // A connector with the echo app on a fresh database file.
 class echo_connector : public ::testing::Test {
  protected:
   echo_connector() { register_echo_app(c_); }
-  // A fresh id staged by alice, whose execution answers 200 {"reply":"r"}.
-  std::string staged() {
-    const std::string id = request_id::mint().to_string();
-    EXPECT_EQ(c_.handle(request(verb::put, id, R"({"status":200,"reply":"r"})")).status, 201u);
-    return id;
-  }
+  std::string staged() { return stage_echo(c_); }
 
   temp_dir dir_;
   server::connector c_{{.db_path = (dir_.path() / "server.db").string()}};
@@ -49,20 +38,20 @@ TEST_F(unflushed_requests, only_puts_and_deletes_of_ids_well_inside_the_window) 
   const std::string fresh = request_id::mint(now).to_string();
   const std::string edge = request_id::mint(now - hour + 30'000).to_string();
   const std::string old = request_id::mint(now - 2 * hour).to_string();
-  EXPECT_TRUE(c_.may_defer_flush(request(verb::put, fresh)));
-  EXPECT_TRUE(c_.may_defer_flush(request(verb::delete_, fresh)));
-  EXPECT_FALSE(c_.may_defer_flush(request(verb::post, fresh)));
-  EXPECT_FALSE(c_.may_defer_flush(request(verb::get, fresh)));
-  EXPECT_FALSE(c_.may_defer_flush(request(verb::put, edge)));
-  EXPECT_FALSE(c_.may_defer_flush(request(verb::put, old)));
-  EXPECT_FALSE(c_.may_defer_flush(request(verb::put, "not-an-id")));
+  EXPECT_TRUE(c_.may_defer_flush(echo_request(verb::put, fresh)));
+  EXPECT_TRUE(c_.may_defer_flush(echo_request(verb::delete_, fresh)));
+  EXPECT_FALSE(c_.may_defer_flush(echo_request(verb::post, fresh)));
+  EXPECT_FALSE(c_.may_defer_flush(echo_request(verb::get, fresh)));
+  EXPECT_FALSE(c_.may_defer_flush(echo_request(verb::put, edge)));
+  EXPECT_FALSE(c_.may_defer_flush(echo_request(verb::put, old)));
+  EXPECT_FALSE(c_.may_defer_flush(echo_request(verb::put, "not-an-id")));
 
   const auto floor = [&] {
     return c_.db().query_int64("SELECT high_water_ms FROM exactly_clock").value_or(0);
   };
   for (const verb v : {verb::put, verb::delete_}) {
     const std::int64_t before = floor();
-    auto r = request(v, old, R"({"status":200})");
+    auto r = echo_request(v, old, R"({"status":200})");
     r.unflushed = true;  // as a race between the dispatch and the decision would leave it
     const auto answer = c_.handle(r);
     EXPECT_EQ(answer.status, 503u);
@@ -76,35 +65,11 @@ TEST_F(unflushed_requests, only_puts_and_deletes_of_ids_well_inside_the_window) 
 }
 
 TEST_F(separate_reads, a_get_sees_an_execution_only_once_its_group_has_committed) {
-  server::connector& c = c_;
-  ASSERT_TRUE(c.has_separate_reads());
-  const std::string id = staged();
-
-  {
-    sqlite::transaction group(c.db());  // what a commit group holds open around its requests
-    ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
-    const auto during = c.read(request(verb::get, id));
-    EXPECT_EQ(during.status, 409u);
-    EXPECT_EQ(during.problem, errc::not_executed);
-    group.commit();
-  }
-  const auto after = c.read(request(verb::get, id));
-  EXPECT_EQ(after.status, 200u);
-  EXPECT_EQ(after.outcome, "replayed");
-  EXPECT_EQ(after.body, R"({"reply":"r"})");
-  EXPECT_EQ(c.stats().replays, 1);
+  expect_a_get_sees_an_execution_only_once_its_group_has_committed(c_);
 }
 
 TEST_F(separate_reads, a_rolled_back_execution_is_never_read) {
-  server::connector& c = c_;
-  const std::string id = staged();
-  {
-    sqlite::transaction group(c.db());
-    ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
-  }  // the group's COMMIT never happened
-  EXPECT_EQ(c.read(request(verb::get, id)).problem, errc::not_executed);
-  EXPECT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
-  EXPECT_EQ(echo_executions(c.db(), id), 1);
+  expect_a_rolled_back_execution_is_never_read(c_);
 }
 
 TEST_F(separate_reads, read_is_for_gets_on_file_databases_only) {
@@ -114,10 +79,10 @@ TEST_F(separate_reads, read_is_for_gets_on_file_databases_only) {
       {.db_path = (dir_.path() / "a.db").string(), .separate_reads = false});
   EXPECT_FALSE(opted_out.has_separate_reads());
   const std::string id = request_id::mint().to_string();
-  EXPECT_THROW(in_memory.read(request(verb::get, id)), std::logic_error);
-  EXPECT_THROW(c_.read(request(verb::post, id)), std::logic_error);
-  EXPECT_EQ(c_.read(request(verb::get, id)).status, 404u);
-  EXPECT_EQ(c_.read(request(verb::get, "not-an-id")).problem, errc::invalid_request_id);
+  EXPECT_THROW(in_memory.read(echo_request(verb::get, id)), std::logic_error);
+  EXPECT_THROW(c_.read(echo_request(verb::post, id)), std::logic_error);
+  EXPECT_EQ(c_.read(echo_request(verb::get, id)).status, 404u);
+  EXPECT_EQ(c_.read(echo_request(verb::get, "not-an-id")).problem, errc::invalid_request_id);
   server::connector rollback_journal(
       {.db_path = (dir_.path() / "c.db").string(), .db = {.wal = false}});
   EXPECT_FALSE(rollback_journal.has_separate_reads());  // readers would contend with the writer
@@ -132,7 +97,7 @@ TEST_F(durable_counts, executions_and_replays_count_once_their_group_commits) {
       "CREATE TABLE child (p INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)");
   {
     sqlite::transaction group(c.db());
-    ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
+    ASSERT_EQ(c.handle(echo_request(verb::post, id)).outcome, "executed");
     EXPECT_EQ(c.stats().executions, 0);  // not durable yet
     c.db().exec("INSERT INTO child VALUES (42)");
     EXPECT_THROW(group.commit(), sqlite::error);
@@ -141,15 +106,15 @@ TEST_F(durable_counts, executions_and_replays_count_once_their_group_commits) {
   EXPECT_EQ(echo_executions(c.db(), id), 0);
   {
     sqlite::transaction group(c.db());
-    ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "executed");
-    ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "replayed");
-    ASSERT_EQ(c.handle(request(verb::get, id)).outcome, "replayed");
+    ASSERT_EQ(c.handle(echo_request(verb::post, id)).outcome, "executed");
+    ASSERT_EQ(c.handle(echo_request(verb::post, id)).outcome, "replayed");
+    ASSERT_EQ(c.handle(echo_request(verb::get, id)).outcome, "replayed");
     EXPECT_EQ(c.stats().executions + c.stats().replays, 0);
     group.commit();
   }
   EXPECT_EQ(c.stats().executions, 1);
   EXPECT_EQ(c.stats().replays, 2);
-  ASSERT_EQ(c.handle(request(verb::post, id)).outcome, "replayed");  // no group: at once
+  ASSERT_EQ(c.handle(echo_request(verb::post, id)).outcome, "replayed");  // no group: at once
   EXPECT_EQ(c.stats().replays, 3);
   EXPECT_EQ(echo_executions(c.db(), id), 1);
 }
@@ -157,28 +122,8 @@ TEST_F(durable_counts, executions_and_replays_count_once_their_group_commits) {
 TEST(separate_reads_over_http, a_get_is_answered_while_the_storage_thread_is_busy) {
   echo_server server;
   http_client client(server.port());
-  const std::string id = request_id::mint(server.now_ms()).to_string();
-  ASSERT_EQ(client.request("PUT", path_of(id), R"({"status":200,"reply":"r"})", alice).status,
-            201u);
-  ASSERT_EQ(client.request("POST", path_of(id), "", alice).status, 200u);
-
-  std::promise<void> busy, release;
-  bool timed_out = false;
-  std::thread blocker([&] {
-    server.http().run_on_storage([&] {
-      busy.set_value();
-      timed_out =
-          release.get_future().wait_for(std::chrono::seconds(5)) == std::future_status::timeout;
-    });
-  });
-  busy.get_future().wait();
-  const auto got = client.request("GET", path_of(id), "", alice);
-  release.set_value();
-  blocker.join();
-  EXPECT_FALSE(timed_out) << "the GET waited for the storage thread";
-  EXPECT_EQ(got.status, 200u);
-  EXPECT_EQ(got.header("exactly-once-outcome"), "replayed");
-  EXPECT_EQ(got.body, R"({"reply":"r"})");
+  const std::string id = execute_echo(server, client);
+  expect_a_get_answered_while_the_storage_thread_is_busy(server, client, id);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <http_client.hpp>
 #include <pg_cluster.hpp>
 #include <requests.hpp>
+#include <separate_reads_checks.hpp>
 
 #include <exactly/common/postgres.hpp>
 #include <exactly/common/request_id.hpp>
@@ -16,28 +17,17 @@
 
 namespace exactly::test {
 namespace {
-using exactly::verb;
 
-server::interaction_request request(verb v, const std::string& id, std::string_view body = "") {
-  return {v, echo_route, id, "alice", "application/json", body};
+server::connector_options on_postgres(bool separate_reads = true) {
+  server::connector_options co;
+  co.postgres = pg::options{test_cluster().fresh_schema()};
+  co.separate_reads = separate_reads;
+  return co;
 }
 
 class separate_reads_pg : public ::testing::Test {
  protected:
   separate_reads_pg() { register_echo_app(c_); }
-  static server::connector_options on_postgres(bool separate_reads = true) {
-    server::connector_options co;
-    co.postgres = pg::options{test_cluster().fresh_schema()};
-    co.separate_reads = separate_reads;
-    return co;
-  }
-  // A fresh id staged by alice, whose execution answers 200 {"reply":"r"}.
-  std::string staged() {
-    const std::string id = request_id::mint().to_string();
-    EXPECT_EQ(c_.handle(request(verb::put, id, R"({"status":200,"reply":"r"})")).status, 201u);
-    return id;
-  }
-
   server::connector c_{on_postgres()};
 };
 
@@ -47,7 +37,7 @@ TEST_F(separate_reads_pg, reads_take_a_connection_of_their_own_unless_opted_out)
   server::connector opted_out(on_postgres(false));
   EXPECT_FALSE(opted_out.has_separate_reads());
   EXPECT_FALSE(opted_out.reads_take_a_round_trip());
-  EXPECT_THROW(opted_out.read(request(verb::get, request_id::mint().to_string())),
+  EXPECT_THROW(opted_out.read(echo_request(verb::get, request_id::mint().to_string())),
                std::logic_error);
   temp_dir dir;
   server::connector on_sqlite({.db_path = (dir.path() / "server.db").string()});
@@ -56,31 +46,11 @@ TEST_F(separate_reads_pg, reads_take_a_connection_of_their_own_unless_opted_out)
 }
 
 TEST_F(separate_reads_pg, a_get_sees_an_execution_only_once_its_group_has_committed) {
-  const std::string id = staged();
-  {
-    pg::transaction group(c_.pg());  // what a commit group holds open around its requests
-    ASSERT_EQ(c_.handle(request(verb::post, id)).outcome, "executed");
-    const auto during = c_.read(request(verb::get, id));
-    EXPECT_EQ(during.status, 409u);
-    EXPECT_EQ(during.problem, errc::not_executed);
-    group.commit();
-  }
-  const auto after = c_.read(request(verb::get, id));
-  EXPECT_EQ(after.status, 200u);
-  EXPECT_EQ(after.outcome, "replayed");
-  EXPECT_EQ(after.body, R"({"reply":"r"})");
-  EXPECT_EQ(c_.stats().replays, 1);
+  expect_a_get_sees_an_execution_only_once_its_group_has_committed(c_);
 }
 
 TEST_F(separate_reads_pg, a_rolled_back_execution_is_never_read) {
-  const std::string id = staged();
-  {
-    pg::transaction group(c_.pg());
-    ASSERT_EQ(c_.handle(request(verb::post, id)).outcome, "executed");
-  }  // the group's COMMIT never happened
-  EXPECT_EQ(c_.read(request(verb::get, id)).problem, errc::not_executed);
-  EXPECT_EQ(c_.handle(request(verb::post, id)).outcome, "executed");
-  EXPECT_EQ(echo_executions(c_.storage(), id), 1);
+  expect_a_rolled_back_execution_is_never_read(c_);
 }
 
 echo_server_config on(const std::string& conninfo) {
@@ -94,33 +64,12 @@ struct executed_id {
   std::string conninfo = test_cluster().fresh_schema();
   echo_server server{on(conninfo)};
   http_client client{server.port()};
-  std::string id = request_id::mint(server.now_ms()).to_string();
-  executed_id() {
-    EXPECT_EQ(client.request("PUT", path_of(id), R"({"status":200,"reply":"r"})", alice).status,
-              201u);
-    EXPECT_EQ(client.request("POST", path_of(id), "", alice).status, 200u);
-  }
+  std::string id = execute_echo(server, client);
 };
 
 TEST(separate_reads_pg_over_http, a_get_is_answered_while_the_storage_thread_is_busy) {
   executed_id e;
-  std::promise<void> busy, release;
-  bool timed_out = false;
-  std::thread blocker([&] {
-    e.server.http().run_on_storage([&] {
-      busy.set_value();
-      timed_out =
-          release.get_future().wait_for(std::chrono::seconds(5)) == std::future_status::timeout;
-    });
-  });
-  busy.get_future().wait();
-  const auto got = e.client.request("GET", path_of(e.id), "", alice);
-  release.set_value();
-  blocker.join();
-  EXPECT_FALSE(timed_out) << "the GET waited for the storage thread";
-  EXPECT_EQ(got.status, 200u);
-  EXPECT_EQ(got.header("exactly-once-outcome"), "replayed");
-  EXPECT_EQ(got.body, R"({"reply":"r"})");
+  expect_a_get_answered_while_the_storage_thread_is_busy(e.server, e.client, e.id);
 }
 
 // A GET held up in PostgreSQL (its table locked by another session) holds up no other request:
@@ -134,7 +83,6 @@ TEST(separate_reads_pg_over_http, a_get_held_up_in_the_database_holds_up_no_othe
     http_client other(e.server.port());
     return other.request("GET", path_of(e.id), "", alice);
   });
-  // Until the GET waits on the lock (PostgreSQL shows it), then /healthz beside it.
   const auto waiting = [&] {  // the GET's lookup (not a sweep or a write: FOR UPDATE)
     return *hand.query_int64(
         "SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
