@@ -31,6 +31,12 @@ class category_impl final : public boost::system::error_category {
   throw error(rc, what);
 }
 
+// The wait before try `tries` + 1 of what another connection holds: short at first.
+void pause_before_retry(int tries) {
+  std::this_thread::sleep_for(tries < 20 ? std::chrono::microseconds(100)
+                                         : std::chrono::microseconds(1000));
+}
+
 }  // namespace
 
 const boost::system::error_category& sqlite_category() noexcept {
@@ -153,8 +159,7 @@ int connection::on_busy(void* self, int tries) {
     c->busy_since_ = now;
   if (now - c->busy_since_ >= c->busy_timeout_)
     return 0;  // SQLITE_BUSY
-  std::this_thread::sleep_for(tries < 20 ? std::chrono::microseconds(100)
-                                         : std::chrono::microseconds(1000));
+  pause_before_retry(tries);
   return 1;
 }
 
@@ -197,12 +202,14 @@ connection::connection(const std::string& path, options opts)
 // the busy handler, while another connection holds the file (two processes opening a new file at
 // the same moment): the switch is retried here, as long as the busy timeout allows.
 void connection::enter_wal() {
+  const auto deadline = std::chrono::steady_clock::now() + busy_timeout_;
   for (int tries = 0;; ++tries) {
     const int rc = sqlite3_exec(db_, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
     if (rc == SQLITE_OK)
       return;
-    if (rc != SQLITE_BUSY || on_busy(this, tries) == 0)
+    if (rc != SQLITE_BUSY || std::chrono::steady_clock::now() >= deadline)
       fail(db_, rc, "exec: PRAGMA journal_mode=WAL");
+    pause_before_retry(tries);
   }
 }
 

@@ -48,7 +48,7 @@ void connector::impl::open_store() {
     // GETs on a connection of their own, off the chain of statements of the writing ones (the
     // server runs them on a thread of their own: a round trip would hold up the network thread).
     if (opts.separate_reads)
-      reader = std::make_unique<pg_store>(*opts.postgres);
+      reader = std::make_unique<pg_store>(*opts.postgres, opts.read_lock_timeout);
     return;
   }
   auto sqlite = std::make_unique<sqlite_store>(opts.db_path, opts.db);
@@ -61,7 +61,7 @@ void connector::impl::open_store() {
     // Reads run on the network thread: a lock held elsewhere (another process, recovery)
     // becomes a quick 503 instead of a stall of every connection.
     sqlite::options ro = opts.db;
-    ro.busy_timeout = std::chrono::milliseconds(50);
+    ro.busy_timeout = opts.read_lock_timeout;
     reader = std::make_unique<sqlite_store>(opts.db_path, ro, sqlite_store::access::read_only);
   }
 }

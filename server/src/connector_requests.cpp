@@ -3,6 +3,7 @@
 #include <exactly/common/crash_point.hpp>
 #include <exactly/common/digest.hpp>
 #include <exactly/common/protocol.hpp>
+#include <exactly/common/storage_error.hpp>
 
 #include "connector_impl.hpp"
 #include "respond.hpp"
@@ -62,7 +63,16 @@ interaction_response connector::impl::answer(const interaction_request& r, Fn ca
 
 interaction_response connector::impl::read(const interaction_request& r, const request_id& id) {
   const request_facts facts{r.v, r.principal, id.timestamp_ms(), clock.now(), "", r.content_type};
-  const auto rec = reader->find(r.route, r.id);
+  std::optional<interaction_record> rec;
+  try {
+    rec = reader->find(r.route, r.id);
+  } catch (const storage_error&) {
+    if (reader->available())
+      throw;
+    // The connection was lost (PostgreSQL restarted since the last GET, say): a read is tried
+    // once more, on the connection it reopens, rather than answered 503.
+    rec = reader->find(r.route, r.id);
+  }
   std::optional<record_facts> known;
   if (rec)
     known = *rec;

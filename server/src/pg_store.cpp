@@ -63,6 +63,15 @@ pg::options pg_store::with_counter_shard(pg::options opts) {
   return opts;
 }
 
+pg_store::pg_store(pg::options opts, std::chrono::milliseconds lock_timeout)
+    : db_([&] {
+        opts.session_setup =
+            "SELECT set_config('default_transaction_read_only', 'on', false),"
+            " set_config('lock_timeout', '" +
+            std::to_string(lock_timeout.count()) + "ms', false)";
+        return std::move(opts);
+      }()) {}
+
 pg_store::pg_store(pg::options opts) : db_(with_counter_shard(std::move(opts))) {
   try {
     db_.exec("SELECT set_config('exactly.inline_counts', 'off', false)");

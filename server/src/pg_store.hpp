@@ -8,12 +8,18 @@
 
 #include "interaction_store.hpp"
 
+#include <chrono>
+
 namespace exactly::server {
 
 class pg_store final : public interaction_store {
  public:
   // Connects and migrates the server schema. Throws pg::error on failure.
   explicit pg_store(pg::options opts);
+  // The GETs' store (connector::read), opened after one above migrated: no migration, no shard
+  // of the row counters, every transaction read-only, and a lookup that waits on a lock longer
+  // than `lock_timeout` fails (a 503).
+  pg_store(pg::options opts, std::chrono::milliseconds lock_timeout);
   // `opts` with the session setup that claims the connection's shard of the row counters
   // (exactly.shard, which exactly_count_add adds to).
   static pg::options with_counter_shard(pg::options opts);

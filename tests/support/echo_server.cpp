@@ -47,6 +47,7 @@ echo_server::echo_server(echo_server_config cfg) {
   co.max_staged_bytes_per_principal = cfg.max_staged_bytes_per_principal;
   co.clock = [this] { return now_ms(); };
   co.db.busy_timeout = cfg.busy_timeout;
+  co.read_lock_timeout = cfg.read_lock_timeout;
   if (cfg.synchronous_normal)
     co.db.sync = sqlite::synchronous::normal;
   connector_ = std::make_unique<server::connector>(co);

@@ -34,10 +34,11 @@ struct echo_server_config {
   std::chrono::milliseconds read_timeout{15000};
   std::chrono::milliseconds idle_timeout{60000};
   std::chrono::milliseconds shutdown_grace{10000};
-  std::chrono::milliseconds busy_timeout{10000};  // SQLite wait for another writer
-  bool synchronous_normal = false;                // opt out of synchronous=FULL (benchmarks only)
-  bool flush_every_commit = false;                // server_options::flush_every_commit
-  bool background_sync = true;                    // server_options::background_sync
+  std::chrono::milliseconds busy_timeout{10000};    // SQLite wait for another writer
+  std::chrono::milliseconds read_lock_timeout{50};  // connector_options::read_lock_timeout
+  bool synchronous_normal = false;                  // opt out of synchronous=FULL (benchmarks only)
+  bool flush_every_commit = false;                  // server_options::flush_every_commit
+  bool background_sync = true;                      // server_options::background_sync
   bool plain_route = true;    // POST /plain/{id}: one insert, the benchmark's baseline
   server::tls_options tls{};  // https when tls.certificate_chain_file is set
   bool metrics_need_key = false;

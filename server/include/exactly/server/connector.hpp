@@ -12,6 +12,7 @@
 #include <exactly/server/session.hpp>
 #include <exactly/server/stored_response.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -48,6 +49,9 @@ struct connector_options {
   // one more connection on PostgreSQL), so they never wait for the writes in flight; see
   // connector::read().
   bool separate_reads = true;
+  // How long such a GET waits on a lock held elsewhere (SQLite: another process, a recovery;
+  // PostgreSQL: a table locked exclusively) before it is answered 503.
+  std::chrono::milliseconds read_lock_timeout{50};
 };
 
 // The body of a PUT as the route's parse step sees it.
