@@ -158,6 +158,7 @@ void wal_checkpointer::run() {
       copied_ = copied;
       wal_noted_ = true;
     }
+    ++rounds_;
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +37,9 @@ class wal_checkpointer {
   // last copy left at most a quarter of `pages` of this WAL uncopied (once per WAL), and always
   // from `finish_pages`.
   void after_commit(sqlite3* db, const char* schema, int frames, int pages, int finish_pages);
+  // How many rounds of the thread have ended, each a checkpoint and the note of what it copied:
+  // for a test to wait for the note of a round it saw start.
+  std::uint64_t rounds() const { return rounds_.load(); }
 
  private:
   void run();
@@ -61,6 +65,7 @@ class wal_checkpointer {
   int copied_ = -1;
   bool finished_here_ = false;
   std::atomic<bool> wal_noted_{false};
+  std::atomic<std::uint64_t> rounds_{0};
   std::thread thread_;
 };
 

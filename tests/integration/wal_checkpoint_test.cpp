@@ -8,7 +8,10 @@
 
 #include <exactly/common/sqlite.hpp>
 
+#include "common/src/wal_checkpointer.hpp"
+
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -167,22 +170,26 @@ TEST_F(wal_checkpoint_test, a_reader_holding_the_copy_back_costs_one_early_check
   reader.exec("BEGIN");
   const std::int64_t rows = reader.query_int64("SELECT count(*) FROM t").value();  // a page a row
   const std::uint64_t before = bench::checkpoints_on_this_thread();
+  const auto checkpointer = detail::wal_checkpointer::of(sqlite3_db_filename(db.native(), "main"));
+  std::uint64_t rounds = 0;
   {
     const gate held;  // the thread's copy (to the snapshot) waits at its fsync while commits ask
     ASSERT_TRUE(fill_to(db, wal(), 1000));
     ASSERT_TRUE(eventually_held());
+    rounds = checkpointer->rounds();  // the held round has not ended
     row(db);
     row(db);
   }
   // After the WAL's fsync the thread copies the pages of the reader's snapshot into the database
-  // (no fsync of it: the copy stops short of the WAL's end), then notes the copy.
+  // (no fsync of it: the copy stops short of the WAL's end), then notes the copy, which ends the
+  // round.
   const auto copied = [&] {
     return fs::file_size(path()) >= static_cast<std::uintmax_t>(rows) * 4096;
   };
-  for (int i = 0; i < 1000 && !copied(); ++i)
+  for (int i = 0; i < 1000 && !(copied() && checkpointer->rounds() > rounds); ++i)
     std::this_thread::sleep_for(10ms);
   ASSERT_TRUE(copied()) << fs::file_size(path());
-  std::this_thread::sleep_for(50ms);
+  ASSERT_GT(checkpointer->rounds(), rounds) << "the round that copied did not end";
   // The commits from here to 1240 frames find all but a quarter of 1000 pages copied.
   ASSERT_TRUE(fill_to(db, wal(), opts.finish_checkpoint_pages - 100));
   EXPECT_EQ(bench::checkpoints_on_this_thread() - before, 1u);
