@@ -5,6 +5,7 @@
 #include "depth_entries.hpp"
 
 #include <functional>
+#include <memory>
 
 namespace exactly::detail {
 
@@ -16,6 +17,18 @@ class commit_hooks : public depth_entries<std::function<void()>> {
       run(fn);
     else
       keep(depth, std::move(fn));
+  }
+  // The savepoint at `level` (> 1) was released, but may yet roll back on its own
+  // (pg::transaction::commit_later): its hooks now belong to the enclosing level, each run only
+  // while `*dropped` is false.
+  void released_unless(int level, const std::shared_ptr<const bool>& dropped) {
+    for_each_from(level, [&](std::function<void()>& fn) {
+      fn = [dropped, inner = std::move(fn)] {
+        if (!*dropped)
+          inner();
+      };
+    });
+    released(level);
   }
   // The outermost transaction committed: every hook runs, in order of registration.
   void committed() {

@@ -15,6 +15,19 @@ class depth_entries {
   void rolled_back(int level) {
     std::erase_if(entries_, [level](const auto& e) { return e.first >= level; });
   }
+  // The entries kept at `level` or deeper, in the order kept.
+  std::vector<T> from_level(int level) {
+    std::vector<T> out;
+    for_each_from(level, [&](const T& e) { out.push_back(e); });
+    return out;
+  }
+  // Calls `fn` on each entry kept at `level` or deeper, in the order kept.
+  template <class F>
+  void for_each_from(int level, F fn) {
+    for (auto& e : entries_)
+      if (e.first >= level)
+        fn(e.second);
+  }
   // The savepoint at `level` (> 1) was released: its entries now belong to the enclosing level.
   void released(int level) {
     for (auto& e : entries_)

@@ -2,8 +2,11 @@
 // round trip through libpq's pipeline mode (see pg::connection::defer and query_together).
 #include <exactly/common/postgres.hpp>
 
+#include "commit_tallies.hpp"
 #include "postgres_params.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include <libpq-fe.h>
@@ -23,6 +26,7 @@ std::vector<result> connection::query_together(std::vector<statement> statements
 
 std::vector<result> connection::pipeline(std::vector<statement> wanted) {
   std::vector<statement> all = std::exchange(deferred_, {});
+  std::optional<later_release> later = std::exchange(later_, std::nullopt);  // sent now
   const std::size_t first_wanted = all.size();
   for (statement& w : wanted)
     all.push_back(std::move(w));
@@ -114,9 +118,39 @@ std::vector<result> connection::pipeline(std::vector<statement> wanted) {
     else
       PQclear(answers[a]);
   }
+  if (failed < n && later && !broken_ && of_answer[failed] < later->statements) {
+    const std::string sql = all[of_answer[failed]].sql;
+    return again_without(std::move(*later), answers[failed], sql, std::move(all), first_wanted);
+  }
   if (failed < n)  // throws
     check(answers[failed], all[of_answer[failed]].sql);
   return out;
+}
+
+std::vector<result> connection::again_without(later_release later, PGresult* why,
+                                              std::string_view sql, std::vector<statement> all,
+                                              std::size_t first_wanted) {
+  std::exception_ptr error;
+  try {
+    check(why, sql);  // throws
+  } catch (...) {
+    error = std::current_exception();
+  }
+  // Nothing ran after the failed statement, its savepoint's RELEASE included: the savepoint is
+  // rolled back ahead of the statements after it, sent again.
+  const auto begin = std::make_move_iterator(all.begin());
+  deferred_ = {{"ROLLBACK TO SAVEPOINT " + later.savepoint, {}, false},
+               {"RELEASE SAVEPOINT " + later.savepoint, {}, false}};
+  deferred_.insert(deferred_.end(), begin + static_cast<std::ptrdiff_t>(later.statements),
+                   begin + static_cast<std::ptrdiff_t>(first_wanted));
+  std::vector<statement> wanted(begin + static_cast<std::ptrdiff_t>(first_wanted),
+                                std::make_move_iterator(all.end()));
+  const int level = std::clamp(later.level - 1, 1, std::max(depth_, 1));
+  for (const auto& [slot, delta] : later.tallies)
+    tallies_->add(level, slot, -delta);
+  *later.hooks_dropped = true;
+  later.on_failed(error);
+  return pipeline(std::move(wanted));
 }
 
 }  // namespace exactly::pg

@@ -7,6 +7,8 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <iterator>
+#include <memory>
 
 namespace exactly::pg {
 
@@ -42,7 +44,12 @@ void transaction::rollback() noexcept {
     return !q.prepared && q.sql == opening;
   });
   const bool sent = own == queued.end();
-  queued.erase(sent ? queued.begin() : own, queued.end());
+  const auto from = sent ? queued.begin() : own;
+  // A savepoint released later goes with it when this rolls back what it had queued (this is
+  // its enclosing transaction): rolled back too, and no news to its owner beyond this one's.
+  if (db_->later_ && static_cast<std::size_t>(from - queued.begin()) < db_->later_->statements)
+    db_->later_.reset();
+  queued.erase(from, queued.end());
   if (db_->broken_) {
     // The backend may still hold this transaction's locks: at the outermost level the
     // connection is reset now (a reconnection that fails is tried again at the next use).
@@ -67,6 +74,31 @@ void transaction::rollback() noexcept {
   PQclear(PQexec(db_->conn_, "ROLLBACK"));
 }
 
+void transaction::commit_later(std::function<void(std::exception_ptr)> on_failed) {
+  connection& db = *db_;
+  const std::string opening = "SAVEPOINT " + savepoint_;
+  const bool opened =
+      level_ > 1 && std::none_of(db.deferred_.begin(), db.deferred_.end(), [&](const statement& q) {
+        return !q.prepared && q.sql == opening;
+      });
+  // Every statement queued now is this savepoint's (its SAVEPOINT went out ahead of them), and
+  // any savepoint released later before it went out with that round trip.
+  if (!opened || db.later_) {
+    commit();
+    return;
+  }
+  db.fail_if_broken();
+  db.deferred_.push_back({"RELEASE SAVEPOINT " + savepoint_, {}, false});
+  auto dropped = std::make_shared<bool>(false);
+  db.later_ = connection::later_release{savepoint_, db.deferred_.size(),
+                                        level_,     db.tallies_->from_level(level_),
+                                        dropped,    std::move(on_failed)};
+  --db.depth_;
+  done_ = true;
+  db.hooks_->released_unless(level_, dropped);
+  db.tallies_->released(level_);
+}
+
 void transaction::commit() {
   if (level_ > 1) {
     // Sent now (with anything deferred), not deferred: a savepoint of a failed transaction
@@ -80,6 +112,25 @@ void transaction::commit() {
     return;
   }
   db_->fail_if_broken();
+  // A savepoint released later goes with the COMMIT: what it tallied is recorded inside it,
+  // ahead of its RELEASE, so that its failure takes that back with it.
+  if (connection::later_release* later = db_->later_ ? &*db_->later_ : nullptr;
+      later && db_->record_tallies_ && !later->tallies.empty()) {
+    tally_totals own{};
+    for (const auto& [slot, delta] : later->tallies) {
+      own[slot] += delta;
+      db_->tallies_->add(level_, slot, -delta);  // out of the transaction's own totals
+    }
+    later->tallies.clear();
+    std::vector<statement> queued = std::exchange(db_->deferred_, {});
+    db_->record_tallies_(*db_, own);
+    std::vector<statement> records = std::exchange(db_->deferred_, std::move(queued));
+    const auto release =
+        db_->deferred_.begin() + static_cast<std::ptrdiff_t>(later->statements - 1);
+    db_->deferred_.insert(release, std::make_move_iterator(records.begin()),
+                          std::make_move_iterator(records.end()));
+    later->statements += records.size();
+  }
   // What the transaction tallied is recorded by statements in its COMMIT's round trip.
   if (const auto totals = db_->tallies_->take(); totals && db_->record_tallies_)
     db_->record_tallies_(*db_, *totals);

@@ -41,6 +41,16 @@ interaction_response staged_answer(unsigned status, std::int64_t staged_at_ms, c
   return a;
 }
 
+// Commits a request's writes, its answer made next: with the group's next round trip when the
+// caller takes a failure found there (r.failed_later).
+void commit_answered(store_transaction& tx, const interaction_request& r) {
+  if (!r.failed_later) {
+    tx.commit();
+    return;
+  }
+  tx.commit_later([failed = r.failed_later](std::exception_ptr e) { *failed = std::move(e); });
+}
+
 }  // namespace
 
 template <class Fn>
@@ -172,14 +182,14 @@ interaction_response connector::impl::handle(const interaction_request& r, const
     case action::stage:
       store.insert_staged(r.route, id_text, r.principal, id.timestamp_ms(), now, r.content_type,
                           r.body, digest);
-      tx->commit();
+      commit_answered(*tx, r);
       return staged_answer(201, now, opts.times);
     case action::tombstone:
     case action::tombstone_unknown:
       store.put_tombstone(r.route, id_text, r.principal, id.timestamp_ms(),
                           tombstone_reason::deleted, now,
                           known ? std::optional(known->state) : std::nullopt);
-      tx->commit();
+      commit_answered(*tx, r);
       return bodiless(204);
     case action::execute:
       break;
@@ -201,15 +211,15 @@ interaction_response connector::impl::handle(const interaction_request& r, const
     return failed;
   }
   store.mark_executed(r.route, id_text, response, now);
-  tx->commit();
   // Once durable (inside a commit group: once the group's COMMIT has returned), before the
-  // answer goes out.
+  // answer goes out; never if this request's writes roll back.
   store.after_commit([this] {
     crash_point("server.after_commit_before_reply");
     count([](connector_stats& s) { ++s.executions; });
     if (on_durable_execution)
       on_durable_execution();
   });
+  commit_answered(*tx, r);
   return stored(response, protocol::outcome_executed, now, opts.times);
 }
 

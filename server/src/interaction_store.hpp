@@ -13,6 +13,7 @@
 #include "id_state.hpp"
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -72,6 +73,12 @@ class store_transaction {
  public:
   virtual ~store_transaction() = default;
   virtual void commit() = 0;
+  // Commits, or (a savepoint on PostgreSQL) has its end sent with the next round trip: a failure
+  // there rolls this one back alone and goes to `on_failed`, before the group's COMMIT returns.
+  virtual void commit_later(std::function<void(std::exception_ptr)> on_failed) {
+    (void)on_failed;
+    commit();
+  }
 };
 
 class interaction_store {

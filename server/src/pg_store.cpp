@@ -12,6 +12,9 @@ class pg_transaction final : public store_transaction {
  public:
   explicit pg_transaction(pg::connection& db) : tx_(db) {}
   void commit() override { tx_.commit(); }
+  void commit_later(std::function<void(std::exception_ptr)> on_failed) override {
+    tx_.commit_later(std::move(on_failed));
+  }
 
  private:
   pg::transaction tx_;

@@ -41,6 +41,7 @@
 #include "bench_long_run.hpp"
 #include "bench_measure.hpp"
 #include "bench_server_process.hpp"
+#include "latency_proxy.hpp"
 #include "slow_sync_vfs.hpp"
 
 #include <echo_server.hpp>
@@ -117,6 +118,11 @@ int main(int argc, char** argv) {
                  "a slow disk: every SQLite fsync of the server and the client takes this much "
                  "longer")
       ->check(CLI::NonNegativeNumber);
+  long postgres_delay_us = 0;
+  app.add_option("--postgres-delay-us", postgres_delay_us,
+                 "PostgreSQL a network away: every byte to and from it takes this much longer "
+                 "each way (a proxy on loopback)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--rounds", rounds,
                  "run every scenario this many times, interleaved; ratios are the median round's")
       ->check(CLI::PositiveNumber);
@@ -143,6 +149,19 @@ int main(int argc, char** argv) {
   std::optional<test::pg_cluster> cluster;
   if (engine == "postgres")
     cluster.emplace();
+  std::optional<bench::latency_proxy> network;
+  if (postgres_delay_us > 0) {
+    if (!cluster || long_run_cycles > 0) {
+      std::fprintf(stderr, "--postgres-delay-us needs --engine postgres, and no --long-run\n");
+      return 2;
+    }
+    network.emplace(cluster->port(), std::chrono::microseconds(postgres_delay_us));
+  }
+  // A fresh schema of the cluster, through the proxy if there is one.
+  const auto fresh_schema = [&] {
+    const std::string c = cluster->fresh_schema();
+    return network ? network->route(c) : c;
+  };
 
   json out = {{"machine", {{"cores", std::thread::hardware_concurrency()}}},
               {"synchronous", s.relaxed ? "NORMAL" : "FULL"},
@@ -154,6 +173,7 @@ int main(int argc, char** argv) {
               {"e2e_publishers", s.e2e_publishers},
               {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"},
               {"fsync_delay_us", s.fsync_delay_us},
+              {"postgres_delay_us", postgres_delay_us},
               {"engine", engine},
               {"server_instances", s.instances},
               {"server_connections", s.connections}};
@@ -174,6 +194,10 @@ int main(int argc, char** argv) {
   if (s.fsync_delay_us > 0)
     std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us)\n",
                 s.fsync_delay_us);
+  if (postgres_delay_us > 0)
+    std::printf(
+        "every byte to and from PostgreSQL takes %ld us longer each way (--postgres-delay-us)\n",
+        postgres_delay_us);
   std::printf("%-30s %5s %9s %8s %8s %8s %6s %10s %10s %10s %10s\n", "scenario", "conc", "ops/s",
               "p50 ms", "p99 ms", "p99.9 ms", "errors", "srv cpu/op", "cli cpu/op", "srv peak",
               "cli peak");
@@ -184,8 +208,8 @@ int main(int argc, char** argv) {
       for (const std::string& name : scenarios) {
         test::temp_dir dir;
         if (cluster) {
-          s.postgres = cluster->fresh_schema();
-          s.client_postgres = cluster->fresh_schema();
+          s.postgres = fresh_schema();
+          s.client_postgres = fresh_schema();
         }
         std::vector<std::unique_ptr<server_process>> servers;
         std::vector<pid_t> pids;

@@ -13,6 +13,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <thread>
+#include <vector>
+
 namespace exactly::test {
 namespace {
 
@@ -91,6 +95,48 @@ TEST_F(server_deferred_write_postgres, a_tombstone_that_fails_to_write_fails_its
   EXPECT_EQ(send("DELETE", id), 204u);
   EXPECT_EQ(state_of(id), 3);
   EXPECT_EQ(server_->executions(id), 1);
+}
+
+// Concurrent requests share commit groups, where a PUT's or DELETE's writes go out with the
+// group's next round trip (the next request's lookup, or the COMMIT): a refused one fails alone,
+// the others are answered and counted as if it had never been.
+TEST_F(server_deferred_write_postgres, a_refused_write_among_concurrent_requests_fails_alone) {
+  cfg_.max_staged_per_principal = 100;
+  cfg_.max_staged_bytes_per_principal = 1 << 20;
+  server_ = std::make_unique<echo_server>(cfg_);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::string> ids(25);
+    for (auto& id : ids)
+      id = mint();
+    const std::string& bad_put = ids[12];
+    refuse(bad_put, 1);
+    std::vector<unsigned> put(ids.size());
+    {
+      std::vector<std::jthread> clients;
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        clients.emplace_back([&, i] { put[i] = send("PUT", ids[i]); });
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      EXPECT_EQ(put[i], &ids[i] == &bad_put ? 500u : 201u) << "PUT " << i;
+    EXPECT_EQ(state_of(bad_put), 0);
+    // The DELETEs of the staged ids, one refused.
+    const std::string& bad_delete = ids[7];
+    refuse(bad_delete, 3);
+    std::vector<unsigned> del(ids.size());
+    {
+      std::vector<std::jthread> clients;
+      for (std::size_t i = 0; i < ids.size(); ++i)
+        clients.emplace_back([&, i] { del[i] = send("DELETE", ids[i]); });
+    }
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      EXPECT_EQ(del[i], &ids[i] == &bad_delete ? 500u : 204u) << "DELETE " << i;
+    EXPECT_EQ(state_of(bad_delete), 1);  // still staged
+    EXPECT_EQ(state_of(bad_put), 3);     // a DELETE of an unknown id leaves a tombstone
+    const server::state_counts c = server_->rows();
+    EXPECT_EQ(c.staged, 1 + round);
+    EXPECT_EQ(c.tombstone, 24 * (round + 1));
+    EXPECT_EQ(c.executed, 0);
+  }
 }
 
 }  // namespace

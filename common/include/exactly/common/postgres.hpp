@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -218,6 +219,21 @@ class connection {
   // prepared statement parsed in its place the first time; the answers to `wanted`. Throws for
   // the first statement that failed.
   std::vector<result> pipeline(std::vector<statement> wanted);
+  // A savepoint whose RELEASE waits in deferred_ (transaction::commit_later): its statements are
+  // the first `statements` of deferred_, the RELEASE last.
+  struct later_release {
+    std::string savepoint;
+    std::size_t statements = 0;
+    int level = 0;
+    std::vector<std::pair<std::size_t, std::int64_t>> tallies;  // what it added: slot, delta
+    std::shared_ptr<bool> hooks_dropped;  // set when it fails: its after_commit() hooks don't run
+    std::function<void(std::exception_ptr)> on_failed;
+  };
+  // pipeline() when a statement of `later` (those led `all`) failed with `why`: rolls back to
+  // it, undoes its tallies, tells its owner, and sends the statements after its RELEASE again;
+  // the answers to those from `first_wanted` on.
+  std::vector<result> again_without(later_release later, pg_result* why, std::string_view sql,
+                                    std::vector<statement> all, std::size_t first_wanted);
   // Throws error (connection lost) after a round trip broke off in the open transaction.
   void fail_if_broken() const;
   // Throws error for a failed result (or a lost connection), keeping connected() current.
@@ -230,7 +246,8 @@ class connection {
   // Statements not sent yet (BEGIN, SAVEPOINT, defer()): they go out in the round trip of the
   // next statement that waits for its answer, which reports their failure.
   std::vector<statement> deferred_;
-  std::uint64_t savepoints_ = 0;  // savepoints opened: each is named by its number
+  std::uint64_t savepoints_ = 0;        // savepoints opened: each is named by its number
+  std::optional<later_release> later_;  // a savepoint released with the next round trip
   // A round trip broke off in the open transaction: nothing more runs on the connection until
   // ensure_connected() resets it, once the transaction has unwound.
   bool broken_ = false;
@@ -258,6 +275,13 @@ class transaction {
   // COMMIT (RELEASE for a savepoint). Throws error, the transaction rolled back, if it fails,
   // including a COMMIT PostgreSQL turned into a rollback because a statement had failed.
   void commit();
+  // A savepoint's RELEASE sent with the next round trip instead of now: one round trip less.
+  // If a statement of the savepoint fails there, the connection rolls back to it (its tallies
+  // and after_commit() hooks too), gives the error to `on_failed` and sends the rest of that
+  // round trip again: the failure stays this savepoint's, and comes before the outermost COMMIT
+  // returns. The outermost transaction, or a savepoint whose SAVEPOINT is not sent yet, commit()
+  // instead (and throw as it does).
+  void commit_later(std::function<void(std::exception_ptr)> on_failed);
   // How the outermost COMMIT is flushed, decided any time before it (it is applied there).
   void set_durability(durability d) { durability_ = d; }
   bool is_savepoint() const { return level_ > 1; }

@@ -5,6 +5,7 @@
 #include <exactly/common/protocol.hpp>
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,6 +53,10 @@ struct interaction_request {
   // The caller commits this request without a flush (see connector::may_defer_flush): a
   // decision that needs one is then not made (503 storage-unavailable, nothing written).
   bool unflushed = false;
+  // Where a failure of the request's writes found after its answer was made goes (PostgreSQL
+  // sends them with a later round trip of its commit group); the caller answers the failure
+  // instead. Null: they are sent before the answer is made.
+  std::exception_ptr* failed_later = nullptr;
 };
 
 // A response to send: protocol answer, stored response or problem.
