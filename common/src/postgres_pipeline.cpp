@@ -149,7 +149,8 @@ std::vector<result> connection::again_without(later_release later, PGresult* why
   for (const auto& [slot, delta] : later.tallies)
     tallies_->add(level, slot, -delta);
   *later.hooks_dropped = true;
-  later.on_failed(error);
+  if (later.on_failed)
+    later.on_failed(error);
   return pipeline(std::move(wanted));
 }
 

@@ -115,15 +115,20 @@ void transaction::commit() {
   // A savepoint released later goes with the COMMIT: what it tallied is recorded inside it,
   // ahead of its RELEASE, so that its failure takes that back with it.
   if (connection::later_release* later = db_->later_ ? &*db_->later_ : nullptr;
-      later && db_->record_tallies_ && !later->tallies.empty()) {
+      later && !later->tallies.empty()) {
     tally_totals own{};
     for (const auto& [slot, delta] : later->tallies) {
       own[slot] += delta;
       db_->tallies_->add(level_, slot, -delta);  // out of the transaction's own totals
     }
     later->tallies.clear();
+    // The recorder defer()s into an empty queue, the savepoint set aside meanwhile.
     std::vector<statement> queued = std::exchange(db_->deferred_, {});
-    db_->record_tallies_(*db_, own);
+    std::optional<connection::later_release> held = std::exchange(db_->later_, std::nullopt);
+    if (db_->record_tallies_)
+      db_->record_tallies_(*db_, own);
+    db_->later_ = std::move(held);
+    later = &*db_->later_;
     std::vector<statement> records = std::exchange(db_->deferred_, std::move(queued));
     const auto release =
         db_->deferred_.begin() + static_cast<std::ptrdiff_t>(later->statements - 1);

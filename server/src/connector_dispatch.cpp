@@ -60,8 +60,9 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
   // loses no execution (server_options::flush_every_commit).
   ir.unflushed = !lane.flushes_every_commit() && connector_.may_defer_flush(ir);
   const commit_flush flush = ir.unflushed ? commit_flush::may_defer : commit_flush::required;
-  std::exception_ptr failed_later;  // set before the group's COMMIT returns, if at all
-  ir.failed_later = &failed_later;
+  // Set before the group's COMMIT returns, if at all; shared, as the connection keeps it until
+  // its next round trip.
+  ir.failed_later = std::make_shared<std::exception_ptr>();
   auto [failure, committed] = co_await lane.run_in_commit_group(
       [this, &ir, &lane] {
         if (ir.v == verb::post)
@@ -73,8 +74,8 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
     co_return reply(failure_response(failure, errc::internal_error, ir.route), req.version());
   if (!committed)
     co_return reply(problem_response(errc::storage_unavailable), req.version());
-  if (failed_later) {  // its writes were rolled back alone: as if its commit had thrown
-    co_return reply(failure_response(failed_later, errc::internal_error,
+  if (*ir.failed_later) {  // its writes were rolled back alone: as if its commit had thrown
+    co_return reply(failure_response(*ir.failed_later, errc::internal_error,
                                      std::string(ir.route) + " " + std::string(ir.id)),
                     req.version());
   }

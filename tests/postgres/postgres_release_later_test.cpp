@@ -25,6 +25,10 @@ class postgres_release_later_test : public ::testing::Test {
     db.exec(
         "CREATE TABLE t (i BIGINT PRIMARY KEY); INSERT INTO t VALUES (1);"
         "CREATE TABLE counted (n BIGINT); INSERT INTO counted VALUES (0)");
+    record_tallies();
+  }
+  // Tally slot 1 recorded into `counted` by each COMMIT.
+  void record_tallies() {
     db.on_commit_tallies([](pg::connection& c, const pg::tally_totals& t) {
       c.defer("UPDATE counted SET n = n + $1", t[1]);
     });
@@ -142,6 +146,26 @@ TEST_F(postgres_release_later_test, its_failure_at_the_commit_fails_it_alone_bef
   EXPECT_EQ(rows(), 2);  // 1 and 3
   EXPECT_EQ(recorded(), 1);
   EXPECT_FALSE(db.in_transaction());
+}
+
+// On a connection that records no tallies, a failed one's are taken back all the same: nothing
+// of them is left for the next transaction.
+TEST_F(postgres_release_later_test, without_a_recorder_its_tallies_leave_nothing_behind) {
+  db.on_commit_tallies({});
+  {
+    pg::transaction group(db);
+    pg::transaction a(db);
+    request(2);
+    db.defer("INSERT INTO t VALUES ($1)", 1);
+    a.commit_later(note_failure());
+    group.commit();
+  }
+  EXPECT_EQ(failures, std::vector<std::string>{"23505"});
+  record_tallies();
+  pg::transaction tx(db);
+  db.tally(1, 1);
+  tx.commit();
+  EXPECT_EQ(recorded(), 1);
 }
 
 TEST_F(postgres_release_later_test, a_rollback_of_its_enclosing_transaction_takes_it_along) {

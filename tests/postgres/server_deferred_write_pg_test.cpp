@@ -97,45 +97,46 @@ TEST_F(server_deferred_write_postgres, a_tombstone_that_fails_to_write_fails_its
   EXPECT_EQ(server_->executions(id), 1);
 }
 
-// Concurrent requests share commit groups, where a PUT's or DELETE's writes go out with the
+// Concurrent requests share commit groups, where a request's writes and RELEASE go out with the
 // group's next round trip (the next request's lookup, or the COMMIT): a refused one fails alone,
-// the others are answered and counted as if it had never been.
+// its logic's writes rolled back and its execution not counted, and the others are answered and
+// counted as if it had never been.
 TEST_F(server_deferred_write_postgres, a_refused_write_among_concurrent_requests_fails_alone) {
   cfg_.max_staged_per_principal = 100;
   cfg_.max_staged_bytes_per_principal = 1 << 20;
   server_ = std::make_unique<echo_server>(cfg_);
+  // Each of `ids` sent `method` at once by a client of its own: the statuses, in order.
+  const auto at_once = [&](const std::string& method, const std::vector<std::string>& ids) {
+    std::vector<unsigned> status(ids.size());
+    std::vector<std::jthread> clients;
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      clients.emplace_back([&, i] { status[i] = send(method, ids[i]); });
+    clients.clear();  // joined
+    return status;
+  };
   for (int round = 0; round < 3; ++round) {
     std::vector<std::string> ids(25);
     for (auto& id : ids)
       id = mint();
-    const std::string& bad_put = ids[12];
-    refuse(bad_put, 1);
-    std::vector<unsigned> put(ids.size());
-    {
-      std::vector<std::jthread> clients;
-      for (std::size_t i = 0; i < ids.size(); ++i)
-        clients.emplace_back([&, i] { put[i] = send("PUT", ids[i]); });
+    const std::size_t bad_put = 12, bad_post = 3, bad_delete = 7;
+    refuse(ids[bad_put], 1);
+    refuse(ids[bad_post], 2);
+    refuse(ids[bad_delete], 3);
+    const std::vector<unsigned> put = at_once("PUT", ids);
+    const std::vector<unsigned> post = at_once("POST", ids);
+    const std::vector<unsigned> del = at_once("DELETE", ids);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      EXPECT_EQ(put[i], i == bad_put ? 500u : 201u) << "PUT " << i;
+      EXPECT_EQ(post[i], i == bad_put ? 404u : i == bad_post ? 500u : 200u) << "POST " << i;
+      EXPECT_EQ(del[i], i == bad_delete ? 500u : 204u) << "DELETE " << i;
+      EXPECT_EQ(server_->executions(ids[i]), i == bad_put || i == bad_post ? 0 : 1) << i;
     }
-    for (std::size_t i = 0; i < ids.size(); ++i)
-      EXPECT_EQ(put[i], &ids[i] == &bad_put ? 500u : 201u) << "PUT " << i;
-    EXPECT_EQ(state_of(bad_put), 0);
-    // The DELETEs of the staged ids, one refused.
-    const std::string& bad_delete = ids[7];
-    refuse(bad_delete, 3);
-    std::vector<unsigned> del(ids.size());
-    {
-      std::vector<std::jthread> clients;
-      for (std::size_t i = 0; i < ids.size(); ++i)
-        clients.emplace_back([&, i] { del[i] = send("DELETE", ids[i]); });
-    }
-    for (std::size_t i = 0; i < ids.size(); ++i)
-      EXPECT_EQ(del[i], &ids[i] == &bad_delete ? 500u : 204u) << "DELETE " << i;
-    EXPECT_EQ(state_of(bad_delete), 1);  // still staged
-    EXPECT_EQ(state_of(bad_put), 3);     // a DELETE of an unknown id leaves a tombstone
+    EXPECT_EQ(state_of(ids[bad_delete]), 2);  // its response still there
+    EXPECT_EQ(state_of(ids[bad_put]), 3);     // a DELETE of an unknown id leaves a tombstone
     const server::state_counts c = server_->rows();
-    EXPECT_EQ(c.staged, 1 + round);
+    EXPECT_EQ(c.staged, 0);
+    EXPECT_EQ(c.executed, 1 + round);
     EXPECT_EQ(c.tombstone, 24 * (round + 1));
-    EXPECT_EQ(c.executed, 0);
   }
 }
 

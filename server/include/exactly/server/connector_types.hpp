@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,7 +57,7 @@ struct interaction_request {
   // Where a failure of the request's writes found after its answer was made goes (PostgreSQL
   // sends them with a later round trip of its commit group); the caller answers the failure
   // instead. Null: they are sent before the answer is made.
-  std::exception_ptr* failed_later = nullptr;
+  std::shared_ptr<std::exception_ptr> failed_later = nullptr;
 };
 
 // A response to send: protocol answer, stored response or problem.
