@@ -11,6 +11,18 @@
 #include <memory>
 
 namespace exactly::pg {
+namespace {
+
+// The BEGIN (level 1) or SAVEPOINT `name` that opened a transaction, in `queued` if it is not
+// sent yet; queued.end() once it went out.
+std::vector<statement>::iterator unsent_opening(std::vector<statement>& queued, int level,
+                                                const std::string& name) {
+  const std::string opening = level == 1 ? "BEGIN" : "SAVEPOINT " + name;
+  return std::find_if(queued.begin(), queued.end(),
+                      [&](const statement& q) { return !q.prepared && q.sql == opening; });
+}
+
+}  // namespace
 
 transaction::transaction(connection& db, durability d)
     : db_(&db), level_(db.depth_ + 1), durability_(d) {
@@ -39,10 +51,7 @@ void transaction::rollback() noexcept {
   // What this transaction deferred is dropped, never sent: queued statements are this level's
   // or deeper ones', since a BEGIN or SAVEPOINT sent took every statement before it along.
   std::vector<statement>& queued = db_->deferred_;
-  const std::string opening = level_ == 1 ? "BEGIN" : "SAVEPOINT " + savepoint_;
-  const auto own = std::find_if(queued.begin(), queued.end(), [&](const statement& q) {
-    return !q.prepared && q.sql == opening;
-  });
+  const auto own = unsent_opening(queued, level_, savepoint_);
   const bool sent = own == queued.end();
   const auto from = sent ? queued.begin() : own;
   // A savepoint released later goes with it when this rolls back what it had queued (this is
@@ -76,11 +85,8 @@ void transaction::rollback() noexcept {
 
 void transaction::commit_later(std::function<void(std::exception_ptr)> on_failed) {
   connection& db = *db_;
-  const std::string opening = "SAVEPOINT " + savepoint_;
   const bool opened =
-      level_ > 1 && std::none_of(db.deferred_.begin(), db.deferred_.end(), [&](const statement& q) {
-        return !q.prepared && q.sql == opening;
-      });
+      level_ > 1 && unsent_opening(db.deferred_, level_, savepoint_) == db.deferred_.end();
   // Every statement queued now is this savepoint's (its SAVEPOINT went out ahead of them), and
   // any savepoint released later before it went out with that round trip.
   if (!opened || db.later_) {
