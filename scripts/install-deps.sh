@@ -21,6 +21,8 @@ packages=(
   clang-14              # the fuzz and ThreadSanitizer builds (scripts/fuzz.sh, scripts/tsan.sh)
   libclang-rt-14-dev    # clang's sanitizer runtimes: ASan, UBSan, TSan, libFuzzer
   libfuzzer-14-dev      # libFuzzer
+  lld-14                # LLVM's linker, for the clang builds: links ASan tests 6x faster than ld.bfd
+  ninja-build           # Ninja, for the clang builds: both cores busy across targets
   chromium              # headless browser: the operator page's browser test (tests/browser)
 )
 missing=()

@@ -5,6 +5,8 @@
 # Usage: scripts/sanitize.sh [configure|build|test|all]   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=clang-build.sh
+source scripts/clang-build.sh
 step=${1:-all}
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -13,15 +15,10 @@ configure() {
   # -fno-sanitize=function: clang 14 cannot compile coroutines with UBSan's function check
   # ("Cannot represent a difference across sections", llvm/llvm-project#49689); it checks calls
   # through mistyped function pointers, which C++ code without casts of function pointers cannot
-  # make. -O1 with line tables: ASan's stacks name the lines, and the build stays short on 2 cores.
-  # The samples, tools and tests at -O0 (EXACTLY_TEST_CODE_OPTIONS): about 40 % less compile time
-  # for them, and the libraries they load keep -O1.
-  local san="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize=function"
+  # make. The fuzzers' coverage instrumentation goes to the libraries only (EXACTLY_FUZZ).
+  local san="-fsanitize=address,undefined -fno-sanitize=function"
   san+=" -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-  CC=clang-14 CXX=clang++-14 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DEXACTLY_TEST_CODE_OPTIONS=-O0 \
-    -DEXACTLY_FUZZ=ON \
-    -DEXACTLY_BUILD_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS="$san" >/dev/null
+  clang_configure build-asan "$san" -DEXACTLY_FUZZ=ON -DEXACTLY_BUILD_BENCHMARKS=OFF
 }
 
 build() {

@@ -10,14 +10,12 @@
 # (exactly_postgres_client_tests). Suppressions: tests/tsan.supp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=clang-build.sh
+source scripts/clang-build.sh
 bash scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 start=$SECONDS
-# -O1 with line tables: TSan's stacks name the lines; the build stays short on 2 cores. The test
-# code at -O0, as in scripts/sanitize.sh.
-CC=clang-14 CXX=clang++-14 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DEXACTLY_TEST_CODE_OPTIONS=-O0 \
-  -DCMAKE_CXX_FLAGS="-fsanitize=thread -fno-omit-frame-pointer" >/dev/null
+clang_configure build-tsan "-fsanitize=thread -fno-omit-frame-pointer"
 cmake --build build-tsan -j "$jobs" --target exactly_thread_tests exactly_crash_tests \
   exactly_server_flush_tests exactly_postgres_lanes_tests exactly_postgres_client_tests \
   pg-test-cluster
