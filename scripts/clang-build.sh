@@ -9,9 +9,8 @@ clang_configure() {
   local dir=$1 flags=$2
   shift 2
   # CMake cannot switch the generator of a configured directory: one made with another starts over.
-  if [ -f "$dir/CMakeCache.txt" ] && ! grep -qx "CMAKE_GENERATOR:INTERNAL=Ninja" "$dir/CMakeCache.txt"; then
-    rm -rf "$dir"
-  fi
+  local cache=$dir/CMakeCache.txt
+  if [ -f "$cache" ] && ! grep -qx "CMAKE_GENERATOR:INTERNAL=Ninja" "$cache"; then rm -rf "$dir"; fi
   CC=clang-14 CXX=clang++-14 cmake -G Ninja -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DEXACTLY_TEST_CODE_OPTIONS=-O0 \
     -DEXACTLY_STREAM_CODE_OPTIONS=-O0 -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld-14 \

@@ -217,6 +217,65 @@ TEST_F(postgres_release_later_test, its_after_commit_hooks_run_only_if_it_holds)
   EXPECT_EQ(rows(), 2);  // 1 and 2
 }
 
+// Found by the round trip of its enclosing savepoint's RELEASE: it fails alone, and the enclosing
+// savepoint, with what it did after it, is released.
+TEST_F(postgres_release_later_test, its_failure_at_an_enclosing_release_fails_it_alone) {
+  int held = 0, failed = 0;
+  {
+    pg::transaction group(db);
+    {
+      pg::transaction outer(db);
+      db.query("SELECT 1");  // outer's SAVEPOINT sent
+      {
+        pg::transaction a(db);
+        request(2);
+        db.defer("INSERT INTO t VALUES ($1)", 1);  // a duplicate key: fails a
+        db.after_commit([&] { ++failed; });
+        a.commit_later(note_failure());
+      }
+      db.defer("INSERT INTO t VALUES ($1)", 3);  // outer's, behind a's RELEASE
+      db.tally(1, 1);
+      db.after_commit([&] { ++held; });
+      EXPECT_EQ(round_trips([&] { EXPECT_NO_THROW(outer.commit()); }), 2);
+      EXPECT_EQ(failures, std::vector<std::string>{"23505"});
+    }
+    group.commit();
+  }
+  EXPECT_EQ(failures.size(), 1u);
+  EXPECT_EQ(held, 1);
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(rows(), 2);  // 1 and 3
+  EXPECT_EQ(recorded(), 1);
+}
+
+// A statement prepared for the first time in its range keeps its name when the Parse ran ahead of
+// the failure (prepared statements outlive a rollback), and is parsed again when it did not.
+TEST_F(postgres_release_later_test, what_it_prepared_serves_the_statements_sent_again) {
+  {
+    pg::transaction group(db);
+    {
+      pg::transaction a(db);
+      request(2);
+      db.defer("INSERT INTO t VALUES ($1 + 100)", 1);  // parsed ahead of the failure
+      db.defer("INSERT INTO t VALUES ($1)", 1);        // a duplicate key: fails a
+      db.defer("INSERT INTO t VALUES ($1 + 200)", 1);  // its Parse never runs
+      a.commit_later(note_failure());
+    }
+    pg::transaction b(db);
+    db.defer("INSERT INTO t VALUES ($1 + 100)", 2);
+    db.defer("INSERT INTO t VALUES ($1 + 200)", 2);
+    b.commit();
+    group.commit();
+  }
+  EXPECT_EQ(failures, std::vector<std::string>{"23505"});
+  EXPECT_EQ(*db.query_int64("SELECT count(*) FROM t WHERE i IN (2, 101, 201)"), 0);
+  EXPECT_EQ(*db.query_int64("SELECT count(*) FROM t WHERE i IN (102, 202)"), 2);
+  // Both names are usable afterwards, outside any savepoint.
+  db.execute("INSERT INTO t VALUES ($1 + 100)", 3);
+  db.execute("INSERT INTO t VALUES ($1 + 200)", 3);
+  EXPECT_EQ(rows(), 5);
+}
+
 TEST_F(postgres_release_later_test, one_whose_savepoint_is_not_sent_is_released_now) {
   pg::transaction group(db);
   {
