@@ -30,7 +30,8 @@ namespace exactly::server {
 struct group_stats {
   std::int64_t groups = 0;     // COMMITs of groups that succeeded, flushed or not
   std::int64_t unflushed = 0;  // of those, committed without waiting for the disk
-  std::int64_t requests = 0;   // requests answered from those groups
+  std::int64_t requests = 0;   // requests answered from those groups, a 500 after a failed
+                               // later RELEASE (pg::transaction::commit_later) among them
   std::int64_t failures = 0;   // groups whose COMMIT failed (their requests got no answer)
   std::int64_t largest = 0;    // requests in the largest group
 };
