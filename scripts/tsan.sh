@@ -15,7 +15,7 @@ source scripts/clang-build.sh
 bash scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 start=$SECONDS
-clang_configure build-tsan "-fsanitize=thread -fno-omit-frame-pointer"
+clang_configure build-tsan "-fsanitize=thread -fno-omit-frame-pointer" -O0
 cmake --build build-tsan -j "$jobs" --target exactly_thread_tests exactly_crash_tests \
   exactly_server_flush_tests exactly_postgres_lanes_tests exactly_postgres_client_tests \
   pg-test-cluster
