@@ -447,12 +447,43 @@ inline quiescent_check() {
   od
 }
 
+/* Each choice of world() below that acts on a request, an invocation or an id is enabled only
+   where it changes the state (a copy of the request in flight, the invocation neither done nor in
+   the error queue, a cleanup DELETE owed, nothing left to do), by an `if` over the candidates as
+   its first statement: no transition leads back to the state it left, which halves the
+   transitions Spin explores (a `select` of any candidate, then `else -> skip`, made 26 per state
+   stored). The lists cover K = 1 or 2 invocations over N = 2 or 4 ids. */
+#if N == 2
+#define EACH_REQUEST(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7)
+#define EACH_ID(F) F(0) F(1)
+#elif N == 4
+#define EACH_REQUEST(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) \
+  F(8) F(9) F(10) F(11) F(12) F(13) F(14) F(15)
+#define EACH_ID(F) F(0) F(1) F(2) F(3)
+#else
+#error "world() lists the requests of N = K * A = 2 or 4 ids"
+#endif
+#if K == 1
+#define EACH_INVOCATION(F) F(0)
+#elif K == 2
+#define EACH_INVOCATION(F) F(0) F(1)
+#else
+#error "world() lists K = 1 or 2 invocations"
+#endif
+#define IN_FLIGHT(R) :: req[R] -> i = (R) / 4; v = (R) % 4
+#define UNSETTLED(K0) :: cst[K0] != C_DONE && cst[K0] != C_ERROR -> k = K0
+#define OWES_CLEANUP(I) :: cleanup[I] -> i = I
+/* quiescence: no invocation unsettled, no request in flight, no cleanup DELETE owed */
+#define OR_UNSETTLED(K0) || (cst[K0] != C_DONE && cst[K0] != C_ERROR)
+#define OR_BUSY(I) || req[(I) * 4] || req[(I) * 4 + 1] || req[(I) * 4 + 2] || req[(I) * 4 + 3] \
+  || cleanup[I]
+#define QUIET (!(false EACH_INVOCATION(OR_UNSETTLED) EACH_ID(OR_BUSY)))
+
 active proctype world() {
   byte i, v, k, j, a, old;
   byte dnow; /* the decision time of the server step in progress */
   bool too_old; /* the server step persisted a too-old decision */
   bool hold;    /* its answer waits for the next sync */
-  bool quiet;
   do
   /* ---- time and the server clock ---- */
   :: atomic { t < TMAX -> t++ }
@@ -467,56 +498,51 @@ active proctype world() {
   :: atomic { pending || posted != 0 -> sync() }
   /* ---- the network: deliver a copy (answer kept or lost; another copy may stay), drop one ---- */
   :: atomic {
-       select(i : 0 .. N - 1);
-       select(v : 0 .. 3);
        if
-       :: req[i * 4 + v] ->
-         if
-         :: req[i * 4 + v] = false
-         :: skip /* a duplicate stays in flight */
-         fi;
-         serve(i, v, CLIENT, a);
-         /* while a flushed commit awaits its sync, POST answers and too-old decisions wait for
-            it; a GET waits for it if a POST of its id was served since the last sync (an
-            execution not yet durable came from one); other answers go out at once */
+       EACH_REQUEST(IN_FLIGHT)
+       fi;
+       if
+       :: req[i * 4 + v] = false
+       :: skip /* a duplicate stays in flight */
+       fi;
+       serve(i, v, CLIENT, a);
+       /* while a flushed commit awaits its sync, POST answers and too-old decisions wait for
+          it; a GET waits for it if a POST of its id was served since the last sync (an
+          execution not yet durable came from one); other answers go out at once */
 #ifdef BROKEN_UNHELD_ANSWER
-         hold = pending && too_old && (v == PUT || v == DEL);
+       hold = pending && too_old && (v == PUT || v == DEL);
 #else
 #ifdef BROKEN_GET_UNTRACKED
-         hold = pending && (v == POST || too_old);
+       hold = pending && (v == POST || too_old);
 #else
-         hold = (pending && (v == POST || too_old)) || (v == GET && POSTED(i));
+       hold = (pending && (v == POST || too_old)) || (v == GET && POSTED(i));
 #endif
 #endif
+       if
+       :: skip /* the answer is lost */
+       :: v == DEL && cleanup[i] && (a == NO_CONTENT || a == NOT_FOUND) ->
          if
-         :: skip /* the answer is lost */
-         :: v == DEL && cleanup[i] && (a == NO_CONTENT || a == NOT_FOUND) ->
-           if
-           :: hold -> held_clean[i] = true
-           :: else -> cleaned[i] = true
-           fi
-         :: cid[i / A] == i && ((v == PUT && (cst[i / A] == C_PUTTING || cst[i / A] == C_REPUT)) ||
-              (v == POST && cst[i / A] == C_POST) ||
-#ifdef EARLY_GET /* a GET's stored response is the POST's outcome; its other answers are ignored */
-              (v == GET && cst[i / A] == C_POST && a == OUTCOME) ||
-#endif
-              (v == GET && cst[i / A] == C_FOLLOW) || (v == DEL && cst[i / A] == C_DEL)) ->
-           if
-           :: hold -> held[i / A] = a
-           :: else -> got[i / A] = a
-           fi
+         :: hold -> held_clean[i] = true
+         :: else -> cleaned[i] = true
          fi
-       :: else -> skip
+       :: cid[i / A] == i && ((v == PUT && (cst[i / A] == C_PUTTING || cst[i / A] == C_REPUT)) ||
+            (v == POST && cst[i / A] == C_POST) ||
+#ifdef EARLY_GET /* a GET's stored response is the POST's outcome; its other answers are ignored */
+            (v == GET && cst[i / A] == C_POST && a == OUTCOME) ||
+#endif
+            (v == GET && cst[i / A] == C_FOLLOW) || (v == DEL && cst[i / A] == C_DEL)) ->
+         if
+         :: hold -> held[i / A] = a
+         :: else -> got[i / A] = a
+         fi
        fi;
        i = 0; v = 0; a = NONE; dnow = 0; too_old = false; hold = false
      }
   :: atomic {
-       select(i : 0 .. N - 1);
-       select(v : 0 .. 3);
        if
-       :: req[i * 4 + v] -> req[i * 4 + v] = false /* dropped */
-       :: else -> skip
+       EACH_REQUEST(IN_FLIGHT)
        fi;
+       req[i * 4 + v] = false; /* dropped */
        i = 0; v = 0
      }
 #ifdef OTHER_PRINCIPAL
@@ -538,7 +564,9 @@ active proctype world() {
 #endif
   /* ---- the client runtime: one step of one invocation ---- */
   :: atomic {
-       select(k : 0 .. K - 1);
+       if
+       EACH_INVOCATION(UNSETTLED)
+       fi;
        old = cst[k];
        if
        :: cst[k] == C_NEW && att[k] < A -> /* a handler attempt: mint, journal and PUT an id */
@@ -602,7 +630,6 @@ active proctype world() {
          :: got[k] == NO_CONTENT || got[k] == NOT_FOUND -> cst[k] = C_DONE
          :: send(i, DEL)
          fi
-       :: else -> skip
        fi;
        if
        :: cst[k] != old -> got[k] = NONE; held[k] = NONE /* a new step waits for its own answer */
@@ -612,37 +639,16 @@ active proctype world() {
      }
   /* ---- the client's cleanup DELETEs of ids whose attempt did not commit ---- */
   :: atomic {
-       select(i : 0 .. N - 1);
        if
-       :: cleanup[i] ->
-         if
-         :: cleaned[i] -> cleanup[i] = false; cleaned[i] = false
-         :: send(i, DEL)
-         fi
-       :: else -> skip
+       EACH_ID(OWES_CLEANUP)
+       fi;
+       if
+       :: cleaned[i] -> cleanup[i] = false; cleaned[i] = false
+       :: send(i, DEL)
        fi;
        i = 0
      }
   /* ---- quiescence: nothing owed by the client, nothing in flight ---- */
-  :: atomic {
-       quiet = true;
-       for (k : 0 .. K - 1) {
-         if
-         :: cst[k] != C_DONE && cst[k] != C_ERROR -> quiet = false
-         :: else -> skip
-         fi
-       }
-       for (j : 0 .. N * 4 - 1) {
-         if
-         :: req[j] || (j < N && cleanup[j]) -> quiet = false
-         :: else -> skip
-         fi
-       }
-       k = 0; j = 0;
-       if
-       :: quiet -> quiescent_check(); break
-       :: else -> skip
-       fi
-     }
+  :: atomic { QUIET -> quiescent_check(); break }
   od
 }
