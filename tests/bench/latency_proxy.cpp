@@ -126,12 +126,14 @@ std::uint16_t latency_proxy::port() const {
 }
 
 std::string latency_proxy::route(const std::string& conninfo) const {
+  // The keyword alone, as a whole word: at the start or after a space, before a space or the end.
   const std::string from = "port=" + std::to_string(impl_->target_port);
-  const auto at = conninfo.find(from + " ");
-  if (at == std::string::npos)
-    throw std::invalid_argument("latency_proxy: no " + from + " in the connection string");
-  return conninfo.substr(0, at) + "port=" + std::to_string(port()) +
-         conninfo.substr(at + from.size());
+  for (auto at = conninfo.find(from); at != std::string::npos; at = conninfo.find(from, at + 1)) {
+    const auto end = at + from.size();
+    if ((at == 0 || conninfo[at - 1] == ' ') && (end == conninfo.size() || conninfo[end] == ' '))
+      return conninfo.substr(0, at) + "port=" + std::to_string(port()) + conninfo.substr(end);
+  }
+  throw std::invalid_argument("latency_proxy: no " + from + " in the connection string");
 }
 
 }  // namespace exactly::bench

@@ -19,7 +19,8 @@ class latency_proxy {
   latency_proxy& operator=(const latency_proxy&) = delete;
 
   std::uint16_t port() const;
-  // `conninfo` (libpq keywords) with its port=N of the target turned into this proxy's.
+  // `conninfo` (libpq keywords) with its port=N of the target turned into this proxy's; throws
+  // std::invalid_argument if it names no port=N of the target.
   std::string route(const std::string& conninfo) const;
 
  private:

@@ -1,0 +1,141 @@
+// The benchmark's latency proxy (exactly-bench --postgres-delay-us): every byte passes through, in
+// order, both ways, each held at least its delay; a close passes on; a libpq connection string is
+// routed through it.
+
+#include <latency_proxy.hpp>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+
+#include <gtest/gtest.h>
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace exactly::test {
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+
+// A loopback server that echoes what one connection sends, then closes it at the end of it.
+class echo_target {
+ public:
+  echo_target() : acceptor_(io_, tcp::endpoint(asio::ip::address_v4::loopback(), 0)) {
+    thread_ = std::thread([this] {
+      tcp::socket s(io_);
+      acceptor_.accept(s);
+      char buf[64 * 1024];
+      boost::system::error_code ec;
+      for (;;) {
+        const std::size_t n = s.read_some(asio::buffer(buf), ec);
+        if (ec)
+          break;
+        asio::write(s, asio::buffer(buf, n), ec);
+        if (ec)
+          break;
+      }
+      s.close(ec);
+    });
+  }
+  ~echo_target() { thread_.join(); }
+  int port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+  std::thread thread_;
+};
+
+// A connection to `port` whose reads by receive() give up after 10 s without a byte.
+tcp::socket connect_to(asio::io_context& io, std::uint16_t port) {
+  tcp::socket s(io);
+  s.connect(tcp::endpoint(asio::ip::address_v4::loopback(), port));
+  const timeval limit{10, 0};
+  ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  return s;
+}
+
+// What arrives on `s` until `n` bytes (all the rest if 0), the end of the stream, or 10 s without
+// a byte; `ended`: whether the stream ended.
+std::string receive(tcp::socket& s, std::size_t n, bool* ended = nullptr) {
+  std::string got;
+  char buf[64 * 1024];
+  for (;;) {
+    const std::size_t want = n == 0 ? sizeof buf : std::min(sizeof buf, n - got.size());
+    if (want == 0)
+      break;
+    const ssize_t r = ::recv(s.native_handle(), buf, want, 0);
+    if (ended)
+      *ended = r == 0;
+    if (r <= 0)
+      break;
+    got.append(buf, static_cast<std::size_t>(r));
+  }
+  return got;
+}
+
+TEST(latency_proxy, a_round_trip_takes_at_least_twice_the_delay_and_returns_the_bytes_in_order) {
+  echo_target target;
+  const bench::latency_proxy proxy(target.port(), 20ms);
+  asio::io_context io;
+  tcp::socket s = connect_to(io, proxy.port());
+
+  const auto sent = std::chrono::steady_clock::now();
+  asio::write(s, asio::buffer(std::string("ping")));
+  EXPECT_EQ(receive(s, 4), "ping");
+  EXPECT_GE(std::chrono::steady_clock::now() - sent, 40ms);  // held 20 ms each way
+
+  // 4 MiB in one write, many chunks each way: every byte back, in order.
+  std::string big(4 << 20, '\0');
+  for (std::size_t i = 0; i < big.size(); ++i)
+    big[i] = static_cast<char>('a' + (i * 7 + i / 4096) % 26);
+  asio::write(s, asio::buffer(big));
+  EXPECT_TRUE(receive(s, big.size()) == big);
+}
+
+TEST(latency_proxy, a_close_passes_on_each_way_after_what_came_before_it) {
+  echo_target target;
+  const bench::latency_proxy proxy(target.port(), 5ms);
+  asio::io_context io;
+  tcp::socket s = connect_to(io, proxy.port());
+  asio::write(s, asio::buffer(std::string("last words")));
+  s.shutdown(tcp::socket::shutdown_send);  // the target sees the end, echoes, then closes
+
+  bool ended = false;
+  EXPECT_EQ(receive(s, 0, &ended), "last words");
+  EXPECT_TRUE(ended);
+}
+
+TEST(latency_proxy, routes_a_connection_string_by_its_port_keyword_alone) {
+  echo_target target;
+  const bench::latency_proxy proxy(target.port(), 1ms);
+  const std::string t = std::to_string(target.port());
+  const std::string p = std::to_string(proxy.port());
+  EXPECT_EQ(proxy.route("host=127.0.0.1 port=" + t + " dbname=x"),
+            "host=127.0.0.1 port=" + p + " dbname=x");
+  EXPECT_EQ(proxy.route("dbname=x port=" + t), "dbname=x port=" + p);
+  EXPECT_EQ(proxy.route("port=" + t), "port=" + p);
+  // Another port, or the number inside another keyword's value: refused, nothing rewritten.
+  EXPECT_THROW(proxy.route("host=127.0.0.1 port=1" + t), std::invalid_argument);
+  EXPECT_THROW(proxy.route("host=127.0.0.1 dbname=port=" + t + "x"), std::invalid_argument);
+  EXPECT_THROW(proxy.route("host=127.0.0.1"), std::invalid_argument);
+
+  // The target serves one connection and ends with it: one through the proxy.
+  asio::io_context io;
+  tcp::socket s = connect_to(io, proxy.port());
+  asio::write(s, asio::buffer(std::string("x")));
+  EXPECT_EQ(receive(s, 1), "x");
+}
+
+}  // namespace
+}  // namespace exactly::test
