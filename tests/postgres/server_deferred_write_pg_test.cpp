@@ -1,7 +1,8 @@
 // The connector's writes that go out with a request's RELEASE on PostgreSQL (the staged row, the
 // executed row, the tombstone): when one fails, its request fails and leaves nothing behind, the
 // id stays as it was, and the next request, and the same one tried again, go through. Counted:
-// rows by state, executions, answers.
+// rows by state, executions, answers. With commit groups and without (server_options::group_commit:
+// each request a group of one, whose COMMIT carries its RELEASE).
 #include <echo_server.hpp>
 #include <http_client.hpp>
 #include <requests.hpp>
@@ -20,10 +21,12 @@
 namespace exactly::test {
 namespace {
 
-class server_deferred_write_postgres : public ::testing::Test {
+// GetParam(): server_options::group_commit.
+class server_deferred_write_postgres : public ::testing::TestWithParam<bool> {
  protected:
   server_deferred_write_postgres() {
     cfg_.postgres = test_cluster().fresh_schema();
+    cfg_.group_commit = GetParam();
     server_ = std::make_unique<echo_server>(cfg_);
     admin_ = std::make_unique<pg::connection>(pg::options{cfg_.postgres});
     // Rows of the ids in `refused` cannot be written (inserted, or updated into `state`).
@@ -56,7 +59,7 @@ class server_deferred_write_postgres : public ::testing::Test {
   std::unique_ptr<pg::connection> admin_;
 };
 
-TEST_F(server_deferred_write_postgres, a_staged_row_that_fails_to_insert_fails_its_put) {
+TEST_P(server_deferred_write_postgres, a_staged_row_that_fails_to_insert_fails_its_put) {
   const std::string id = mint();
   refuse(id, 1);
   EXPECT_EQ(send("PUT", id), 500u);
@@ -68,7 +71,7 @@ TEST_F(server_deferred_write_postgres, a_staged_row_that_fails_to_insert_fails_i
   EXPECT_EQ(server_->executions(id), 1);
 }
 
-TEST_F(server_deferred_write_postgres, an_executed_row_that_fails_to_write_fails_its_post) {
+TEST_P(server_deferred_write_postgres, an_executed_row_that_fails_to_write_fails_its_post) {
   const std::string id = mint();
   ASSERT_EQ(send("PUT", id), 201u);
   refuse(id, 2);
@@ -83,7 +86,7 @@ TEST_F(server_deferred_write_postgres, an_executed_row_that_fails_to_write_fails
   EXPECT_EQ(state_of(id), 2);
 }
 
-TEST_F(server_deferred_write_postgres, a_tombstone_that_fails_to_write_fails_its_delete) {
+TEST_P(server_deferred_write_postgres, a_tombstone_that_fails_to_write_fails_its_delete) {
   const std::string id = mint();
   ASSERT_EQ(send("PUT", id), 201u);
   ASSERT_EQ(send("POST", id), 200u);
@@ -100,8 +103,8 @@ TEST_F(server_deferred_write_postgres, a_tombstone_that_fails_to_write_fails_its
 // Concurrent requests share commit groups, where a request's writes and RELEASE go out with the
 // group's next round trip (the next request's lookup, or the COMMIT): a refused one fails alone,
 // its logic's writes rolled back and its execution not counted, and the others are answered and
-// counted as if it had never been.
-TEST_F(server_deferred_write_postgres, a_refused_write_among_concurrent_requests_fails_alone) {
+// counted as if it had never been. Ungrouped, each request is a group of its own.
+TEST_P(server_deferred_write_postgres, a_refused_write_among_concurrent_requests_fails_alone) {
   cfg_.max_staged_per_principal = 100;
   cfg_.max_staged_bytes_per_principal = 1 << 20;
   server_ = std::make_unique<echo_server>(cfg_);
@@ -139,6 +142,11 @@ TEST_F(server_deferred_write_postgres, a_refused_write_among_concurrent_requests
     EXPECT_EQ(c.tombstone, 24 * (round + 1));
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(commit_groups, server_deferred_write_postgres, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "grouped" : "ungrouped";
+                         });
 
 }  // namespace
 }  // namespace exactly::test

@@ -71,6 +71,7 @@ echo_server::echo_server(echo_server_config cfg) {
   so.sweep_interval = std::chrono::hours(24);  // tests sweep explicitly
   so.flush_every_commit = cfg.flush_every_commit;
   so.background_sync = cfg.background_sync;
+  so.group_commit = cfg.group_commit;
   http_ = std::make_unique<server::http_server>(so, *connector_);
   if (cfg.plain_route) {
     http_->add_route("POST", "/plain/{id}", [this](const server::http_request& r) {

@@ -39,6 +39,7 @@ struct echo_server_config {
   bool synchronous_normal = false;                  // opt out of synchronous=FULL (benchmarks only)
   bool flush_every_commit = false;                  // server_options::flush_every_commit
   bool background_sync = true;                      // server_options::background_sync
+  bool group_commit = true;                         // server_options::group_commit
   bool plain_route = true;    // POST /plain/{id}: one insert, the benchmark's baseline
   server::tls_options tls{};  // https when tls.certificate_chain_file is set
   bool metrics_need_key = false;
