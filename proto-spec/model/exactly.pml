@@ -471,10 +471,11 @@ inline quiescent_check() {
 #error "world() lists K = 1 or 2 invocations"
 #endif
 #define IN_FLIGHT(R) :: req[R] -> i = (R) / 4; v = (R) % 4
-#define UNSETTLED(K0) :: cst[K0] != C_DONE && cst[K0] != C_ERROR -> k = K0
+#define SETTLED(K0) (cst[K0] == C_DONE || cst[K0] == C_ERROR)
+#define UNSETTLED(K0) :: !SETTLED(K0) -> k = K0
 #define OWES_CLEANUP(I) :: cleanup[I] -> i = I
 /* quiescence: no invocation unsettled, no request in flight, no cleanup DELETE owed */
-#define OR_UNSETTLED(K0) || (cst[K0] != C_DONE && cst[K0] != C_ERROR)
+#define OR_UNSETTLED(K0) || !SETTLED(K0)
 #define OR_BUSY(I) || req[(I) * 4] || req[(I) * 4 + 1] || req[(I) * 4 + 2] || req[(I) * 4 + 3] \
   || cleanup[I]
 #define QUIET (!(false EACH_INVOCATION(OR_UNSETTLED) EACH_ID(OR_BUSY)))

@@ -2,19 +2,15 @@
 // order, both ways, each held at least its delay; a close passes on; a libpq connection string is
 // routed through it.
 
+#include <http_client.hpp>
 #include <latency_proxy.hpp>
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/write.hpp>
 
 #include <gtest/gtest.h>
 
-#include <sys/socket.h>
-#include <sys/time.h>
-
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -65,64 +61,35 @@ class echo_target {
   std::thread thread_;
 };
 
-// A connection to `port` whose reads by receive() give up after 10 s without a byte.
-tcp::socket connect_to(asio::io_context& io, std::uint16_t port) {
-  tcp::socket s(io);
-  s.connect(tcp::endpoint(asio::ip::address_v4::loopback(), port));
-  const timeval limit{10, 0};
-  ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  return s;
-}
-
-// What arrives on `s` until `n` bytes (all the rest if 0), the end of the stream, or 10 s without
-// a byte; `ended`: whether the stream ended.
-std::string receive(tcp::socket& s, std::size_t n, bool* ended = nullptr) {
-  std::string got;
-  char buf[64 * 1024];
-  for (;;) {
-    const std::size_t want = n == 0 ? sizeof buf : std::min(sizeof buf, n - got.size());
-    if (want == 0)
-      break;
-    const ssize_t r = ::recv(s.native_handle(), buf, want, 0);
-    if (ended)
-      *ended = r == 0;
-    if (r <= 0)
-      break;
-    got.append(buf, static_cast<std::size_t>(r));
-  }
-  return got;
-}
+constexpr int limit_ms = 10000;  // a broken proxy fails a test instead of hanging it
 
 TEST(latency_proxy, a_round_trip_takes_at_least_twice_the_delay_and_returns_the_bytes_in_order) {
   echo_target target;
   const bench::latency_proxy proxy(target.port(), 20ms);
-  asio::io_context io;
-  tcp::socket s = connect_to(io, proxy.port());
+  raw_connection c(proxy.port());
 
   const auto sent = std::chrono::steady_clock::now();
-  asio::write(s, asio::buffer(std::string("ping")));
-  EXPECT_EQ(receive(s, 4), "ping");
+  c.send("ping");
+  EXPECT_EQ(c.read_exactly(4, limit_ms), "ping");
   EXPECT_GE(std::chrono::steady_clock::now() - sent, 40ms);  // held 20 ms each way
 
   // 4 MiB in one write, many chunks each way: every byte back, in order.
   std::string big(4 << 20, '\0');
   for (std::size_t i = 0; i < big.size(); ++i)
     big[i] = static_cast<char>('a' + (i * 7 + i / 4096) % 26);
-  asio::write(s, asio::buffer(big));
-  EXPECT_TRUE(receive(s, big.size()) == big);
+  c.send(big);
+  EXPECT_TRUE(c.read_exactly(big.size(), limit_ms) == big);
 }
 
 TEST(latency_proxy, a_close_passes_on_each_way_after_what_came_before_it) {
   echo_target target;
   const bench::latency_proxy proxy(target.port(), 5ms);
-  asio::io_context io;
-  tcp::socket s = connect_to(io, proxy.port());
-  asio::write(s, asio::buffer(std::string("last words")));
-  s.shutdown(tcp::socket::shutdown_send);  // the target sees the end, echoes, then closes
+  raw_connection c(proxy.port());
+  c.send("last words");
+  c.shutdown_send();  // the target sees the end, echoes, then closes
 
-  bool ended = false;
-  EXPECT_EQ(receive(s, 0, &ended), "last words");
-  EXPECT_TRUE(ended);
+  EXPECT_EQ(c.read_exactly(10, limit_ms), "last words");
+  EXPECT_TRUE(c.closed_within(limit_ms));
 }
 
 TEST(latency_proxy, routes_a_connection_string_by_its_port_keyword_alone) {
@@ -140,10 +107,9 @@ TEST(latency_proxy, routes_a_connection_string_by_its_port_keyword_alone) {
   EXPECT_THROW(proxy.route("host=127.0.0.1"), std::invalid_argument);
 
   // The target serves one connection and ends with it: one through the proxy.
-  asio::io_context io;
-  tcp::socket s = connect_to(io, proxy.port());
-  asio::write(s, asio::buffer(std::string("x")));
-  EXPECT_EQ(receive(s, 1), "x");
+  raw_connection c(proxy.port());
+  c.send("x");
+  EXPECT_EQ(c.read_exactly(1, limit_ms), "x");
 }
 
 }  // namespace

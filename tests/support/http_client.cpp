@@ -134,6 +134,25 @@ std::string raw_connection::read_all(int timeout_ms) {
   }
 }
 
+std::string raw_connection::read_exactly(std::size_t n, int timeout_ms) {
+  std::string out;
+  char buf[64 * 1024];
+  while (out.size() < n) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, timeout_ms) <= 0)
+      return out;
+    const ssize_t r = ::recv(fd_, buf, std::min(sizeof buf, n - out.size()), 0);
+    if (r <= 0)
+      return out;
+    out.append(buf, static_cast<std::size_t>(r));
+  }
+  return out;
+}
+
+void raw_connection::shutdown_send() {
+  ::shutdown(fd_, SHUT_WR);
+}
+
 bool raw_connection::closed_within(int timeout_ms) {
   char buf[4096];
   for (;;) {

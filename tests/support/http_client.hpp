@@ -44,6 +44,10 @@ class raw_connection {
   std::string read_all(int timeout_ms);
   // True if the peer closed the connection within `timeout_ms`.
   bool closed_within(int timeout_ms);
+  // Reads until `n` bytes, the peer's close, or `timeout_ms` without a byte; returns what arrived.
+  std::string read_exactly(std::size_t n, int timeout_ms);
+  // Ends the sending side: the peer reads the end of the stream, and may still answer.
+  void shutdown_send();
 
  private:
   int fd_ = -1;
