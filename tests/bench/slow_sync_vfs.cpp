@@ -20,6 +20,10 @@ std::condition_variable gate_cv;
 bool gate_closed = false;
 int gate_waiting = 0;
 std::atomic<bool> failing{false};
+// hold_next_checkpoint_end(), under gate_m: armed for the next end, one waiting, let go.
+bool end_armed = false;
+bool end_waiting = false;
+bool end_released = false;
 // Checkpoints this thread started: the exclusive WAL_CKPT_LOCK (slot 1 of the WAL index) granted.
 thread_local std::uint64_t checkpoint_locks = 0;
 
@@ -78,6 +82,16 @@ const sqlite3_io_methods slow_methods = {
       if (rc == SQLITE_OK && offset == 1 && n == 1 &&
           flags == (SQLITE_SHM_LOCK | SQLITE_SHM_EXCLUSIVE))
         ++checkpoint_locks;
+      if (rc == SQLITE_OK && offset == 1 && n == 1 &&
+          flags == (SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE)) {
+        std::unique_lock l(gate_m);
+        if (end_armed) {
+          end_armed = false;
+          end_waiting = true;
+          gate_cv.wait(l, [] { return end_released; });
+          end_waiting = false;
+        }
+      }
       return rc;
     },
     [](sqlite3_file* f) { real(f)->pMethods->xShmBarrier(real(f)); },
@@ -165,6 +179,26 @@ void release_syncs() {
 
 void fail_syncs(bool fail) {
   failing.store(fail);
+}
+
+void hold_next_checkpoint_end() {
+  std::lock_guard l(gate_m);
+  end_armed = true;
+  end_released = false;
+}
+
+void release_checkpoint_end() {
+  {
+    std::lock_guard l(gate_m);
+    end_armed = false;
+    end_released = true;
+  }
+  gate_cv.notify_all();
+}
+
+bool checkpoint_end_held() {
+  std::lock_guard l(gate_m);
+  return end_waiting;
 }
 
 std::uint64_t checkpoints_on_this_thread() {

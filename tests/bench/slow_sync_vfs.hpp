@@ -22,5 +22,12 @@ int held_syncs();
 std::uint64_t checkpoints_on_this_thread();
 // While set, every xSync fails with SQLITE_IOERR_FSYNC (a disk that cannot flush).
 void fail_syncs(bool fail);
+// The next thread to end a checkpoint (to release the WAL_CKPT_LOCK, once SQLite let go of it and
+// before the checkpoint call returns) waits there until release_checkpoint_end(): the moment
+// between a checkpoint and what its caller does with its result. checkpoint_end_held(): whether
+// one waits now.
+void hold_next_checkpoint_end();
+void release_checkpoint_end();
+bool checkpoint_end_held();
 
 }  // namespace exactly::bench

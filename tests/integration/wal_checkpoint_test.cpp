@@ -247,6 +247,40 @@ TEST_F(wal_checkpoint_test, after_a_failed_checkpoint_the_wal_keeps_every_frame)
   EXPECT_EQ(again.query_int64("SELECT count(*) FROM t"), rows + more + 1);
 }
 
+// A failed checkpoint stops the others from the moment it ends, not from when its thread notes
+// the failure: a commit past the finishing threshold in between, while the failed checkpoint is
+// held on its way out and the disk flushes again, starts none, so the WAL does not start over.
+TEST_F(wal_checkpoint_test, no_checkpoint_starts_between_a_failed_one_and_its_note) {
+  const sqlite::options opts{.sync = sqlite::synchronous::normal};  // commits never sync
+  sqlite::connection db(path(), opts);
+  create(db);
+  bench::fail_syncs(true);
+  bench::hold_next_checkpoint_end();
+  struct healed {
+    ~healed() {
+      bench::fail_syncs(false);
+      bench::release_checkpoint_end();
+    }
+  } heal;
+  // Past checkpoint_pages the thread checkpoints: its first fsync fails, and it stops as it ends.
+  rows_until(db, wal(), static_cast<std::uintmax_t>(opts.checkpoint_pages) + 10);
+  for (int i = 0; i < 200 && !bench::checkpoint_end_held(); ++i)
+    std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(bench::checkpoint_end_held()) << "the thread's checkpoint did not end";
+  bench::fail_syncs(false);  // a checkpoint started now would succeed, and the WAL start over
+  const std::uint64_t before = bench::checkpoints_on_this_thread();
+  const auto beyond = static_cast<std::uintmax_t>(opts.finish_checkpoint_pages) + 100;
+  const int rows = rows_until(db, wal(), beyond);
+  EXPECT_EQ(bench::checkpoints_on_this_thread(), before)
+      << "a commit checkpointed before the failure was noted";
+  EXPECT_GE(frames_in(wal()), beyond) << "the WAL started over";
+  bench::release_checkpoint_end();  // the failure is noted: still none
+  const int more = rows_until(db, wal(), beyond + 200);
+  EXPECT_EQ(bench::checkpoints_on_this_thread(), before);
+  EXPECT_GE(frames_in(wal()), beyond + 200) << "the WAL started over";
+  EXPECT_GT(rows + more, 0);
+}
+
 TEST_F(wal_checkpoint_test, thresholds_out_of_order_are_refused) {
   EXPECT_THROW(
       sqlite::connection(path(), {.checkpoint_pages = 1000, .finish_checkpoint_pages = 1000}),
