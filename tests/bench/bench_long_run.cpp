@@ -8,6 +8,7 @@
 
 #include <echo_server.hpp>
 
+#include <exactly/common/postgres.hpp>
 #include <exactly/common/sqlite.hpp>
 
 #include <unistd.h>
@@ -28,6 +29,56 @@ std::int64_t file_bytes(const fs::path& p) {
   const auto n = fs::file_size(p, ec);
   return ec ? 0 : static_cast<std::int64_t>(n);
 }
+
+// The server's storage as a sample sees it: its bytes on disk and its rows.
+struct storage_sample {
+  std::int64_t file_bytes = 0;  // SQLite: the database file; PostgreSQL: the schema's tables
+  std::int64_t wal_bytes = 0;   // SQLite: the WAL file; PostgreSQL: 0 (one WAL per cluster)
+  std::int64_t rows = 0;        // rows of exactly_interactions
+  // PostgreSQL: the private memory (RssAnon) of the server's backends, every client backend of
+  // the database but the sampler's; 0 on SQLite.
+  std::int64_t backends_kib = 0;
+};
+
+// Reads the server's storage: the SQLite file in `dir` through a reader of its own (WAL: it
+// never blocks a write), or the PostgreSQL schema of `conninfo` ("" for SQLite). On PostgreSQL
+// the bytes are every table's of the schema with its indexes and TOAST
+// (pg_total_relation_size), what dead rows that autovacuum has not reclaimed yet take included.
+class storage_sampler {
+ public:
+  storage_sampler(const fs::path& dir, const std::string& conninfo) : db_(dir / "server.db") {
+    if (conninfo.empty())
+      sqlite_.emplace(db_.string(),
+                      sqlite::options{.busy_timeout = std::chrono::milliseconds(1000)});
+    else
+      pg_.emplace(pg::options{.conninfo = conninfo});
+  }
+  storage_sample operator()() {
+    if (sqlite_) {
+      return {file_bytes(db_), file_bytes(db_.string() + "-wal"),
+              sqlite_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1)};
+    }
+    const std::int64_t bytes =
+        pg_->query_int64(
+               "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c"
+               " JOIN pg_namespace n ON n.oid = c.relnamespace"
+               " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm')")
+            .value_or(-1);
+    const pg::result backends = pg_->query(
+        "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'"
+        " AND datname = current_database() AND pid <> pg_backend_pid()");
+    std::int64_t backends_kib = 0;
+    for (int i = 0; i < backends.rows(); ++i)
+      backends_kib += bench::anon_kib(static_cast<pid_t>(backends.int64(i, 0)));
+    return {bytes, 0, pg_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1),
+            backends_kib};
+  }
+
+ private:
+  fs::path db_;
+  std::optional<sqlite::connection> sqlite_;
+  std::optional<pg::connection> pg_;
+};
 
 }  // namespace
 
@@ -55,51 +106,75 @@ json long_run(long n, int concurrency, double every, double rate, const settings
       }
     });
   }
-  json samples = json::array();
-  const fs::path db = dir.path() / "server.db";
-  // The server's rows, counted through a reader of the same file (WAL: it never blocks a write).
-  sqlite::connection rows(db.string(), {.busy_timeout = std::chrono::milliseconds(1000)});
-  std::printf("%8s %10s %12s %12s %14s %14s %12s\n", "seconds", "cycles", "server KiB",
-              "client KiB", "server db B", "server WAL B", "server rows");
+  // Kept as plain rows, a few dozen bytes each, and made JSON at the end: the load generator's
+  // RSS, sampled beside them, would otherwise grow by nearly 1 KiB per sample (a JSON object).
+  struct sample_row {
+    double seconds;
+    long cycles;
+    std::int64_t server_rss_kib, client_rss_kib;
+    storage_sample stored;
+  };
+  std::vector<sample_row> rows;
+  rows.reserve(rate > 0 ? static_cast<std::size_t>(static_cast<double>(n) / rate / every) + 64
+                        : 4096);
+  storage_sampler storage(dir.path(), s.postgres);
+  std::printf("the server on %s\n", s.postgres.empty()
+                                        ? "SQLite (server db B: the file; WAL B: its WAL)"
+                                        : "PostgreSQL (server db B: its schema's tables)");
+  std::printf("%8s %10s %12s %12s %14s %14s %12s %12s\n", "seconds", "cycles", "server KiB",
+              "client KiB", "server db B", "server WAL B", "server rows", "backends KiB");
   for (bool last = false; !last;) {
     std::this_thread::sleep_for(std::chrono::duration<double>(every));
     last = finished.load() >= n;
-    json sample = {{"seconds", std::chrono::duration<double>(clock_type::now() - t0).count()},
-                   {"cycles", finished.load()},
-                   {"server_rss_kib", bench::rss_kib(server.pid())},
-                   {"client_rss_kib", bench::rss_kib(getpid())},
-                   {"server_db_file_bytes", file_bytes(db)},
-                   {"server_wal_bytes", file_bytes(db.string() + "-wal")},
-                   {"server_rows",
-                    rows.query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1)}};
-    sample["server_db_bytes"] = sample["server_db_file_bytes"].get<std::int64_t>() +
-                                sample["server_wal_bytes"].get<std::int64_t>();
-    std::printf("%8.0f %10ld %12lld %12lld %14lld %14lld %12lld\n", sample["seconds"].get<double>(),
-                sample["cycles"].get<long>(),
-                static_cast<long long>(sample["server_rss_kib"].get<std::int64_t>()),
-                static_cast<long long>(sample["client_rss_kib"].get<std::int64_t>()),
-                static_cast<long long>(sample["server_db_file_bytes"].get<std::int64_t>()),
-                static_cast<long long>(sample["server_wal_bytes"].get<std::int64_t>()),
-                static_cast<long long>(sample["server_rows"].get<std::int64_t>()));
+    const storage_sample stored = storage();
+    const sample_row& r = rows.emplace_back(
+        sample_row{std::chrono::duration<double>(clock_type::now() - t0).count(), finished.load(),
+                   bench::rss_kib(server.pid()), bench::rss_kib(getpid()), stored});
+    std::printf("%8.0f %10ld %12lld %12lld %14lld %14lld %12lld %12lld\n", r.seconds, r.cycles,
+                static_cast<long long>(r.server_rss_kib), static_cast<long long>(r.client_rss_kib),
+                static_cast<long long>(stored.file_bytes), static_cast<long long>(stored.wal_bytes),
+                static_cast<long long>(stored.rows), static_cast<long long>(stored.backends_kib));
     std::fflush(stdout);
-    samples.push_back(sample);
   }
   for (auto& t : threads)
     t.join();
+  json samples = json::array();
+  for (const sample_row& r : rows) {
+    samples.push_back({{"seconds", r.seconds},
+                       {"cycles", r.cycles},
+                       {"server_rss_kib", r.server_rss_kib},
+                       {"client_rss_kib", r.client_rss_kib},
+                       {"server_db_file_bytes", r.stored.file_bytes},
+                       {"server_wal_bytes", r.stored.wal_bytes},
+                       {"server_db_bytes", r.stored.file_bytes + r.stored.wal_bytes},
+                       {"server_rows", r.stored.rows},
+                       {"postgres_backends_kib", r.stored.backends_kib}});
+  }
   json out = {{"cycles", n}, {"rate", rate}, {"errors", errors.load()}, {"samples", samples}};
   std::printf("%ld cycles, %ld errors\n", n, errors.load());
+  // The mean of `key` over the tenth of the samples that starts at sample `from`.
   const std::size_t tenth = std::max<std::size_t>(1, samples.size() / 10);
-  for (const char* key : {"server_rss_kib", "client_rss_kib", "server_db_bytes", "server_rows"}) {
-    double first = 0, last = 0;
-    for (std::size_t i = 0; i < tenth; ++i) {
-      first += samples[i][key].get<double>();
-      last += samples[samples.size() - 1 - i][key].get<double>();
-    }
+  const auto mean = [&](const char* key, std::size_t from) {
+    double sum = 0;
+    for (std::size_t i = from; i < from + tenth && i < samples.size(); ++i)
+      sum += samples[i][key].get<double>();
+    return sum / static_cast<double>(tenth);
+  };
+  std::vector<const char*> keys = {"server_rss_kib", "client_rss_kib", "server_db_bytes",
+                                   "server_rows"};
+  if (!s.postgres.empty())
+    keys.push_back("postgres_backends_kib");
+  for (const char* key : keys) {
+    const double first = mean(key, 0), second = mean(key, tenth);
+    const double last = mean(key, samples.size() - tenth);
     const double growth = first > 0 ? last / first - 1 : 0;
     out["growth"][key] = growth;
-    std::printf("%s: first tenth %.0f, last tenth %.0f, growth %+.1f %% (target within 10 %%)\n",
-                key, first / static_cast<double>(tenth), last / static_cast<double>(tenth),
-                100 * growth);
+    // PostgreSQL's tables grow to their size between two autovacuum runs in the first minutes.
+    out["growth_from_second_tenth"][key] = second > 0 ? last / second - 1 : 0;
+    std::printf(
+        "%s: first tenth %.0f, last tenth %.0f, growth %+.1f %% (target within 10 %%); from the "
+        "second tenth (%.0f) %+.1f %%\n",
+        key, first, last, 100 * growth, second, second > 0 ? 100 * (last / second - 1) : 0.0);
   }
   return out;
 }

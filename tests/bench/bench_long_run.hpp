@@ -1,5 +1,6 @@
 #pragma once
-// exactly-bench --long-run: N wire cycles against one bench-server, sampling RSS and database size.
+// exactly-bench --long-run: N wire cycles against one bench-server, sampling RSS and database size
+// (the SQLite file and its WAL, or with --engine postgres the schema's tables).
 
 #include "bench_types.hpp"
 

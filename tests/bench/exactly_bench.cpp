@@ -47,6 +47,8 @@
 #include <echo_server.hpp>
 #include <pg_cluster.hpp>
 
+#include <exactly/common/postgres.hpp>
+
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -57,6 +59,41 @@
 using namespace exactly;
 using namespace exactly::bench;
 using nlohmann::json;
+
+namespace {
+
+// Sets each NAME=VALUE of `settings` on the cluster (ALTER SYSTEM, then a reload). Throws
+// std::invalid_argument for a malformed one, a name PostgreSQL does not know, or one that would
+// take a restart.
+void apply_settings(const test::pg_cluster& cluster, const std::vector<std::string>& settings) {
+  pg::connection db({.conninfo = cluster.conninfo()});
+  std::vector<std::string> names;
+  for (const std::string& setting : settings) {
+    const auto eq = setting.find('=');
+    const std::string name = setting.substr(0, eq);
+    if (eq == std::string::npos || name.empty() ||
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos ||
+        !db.query_int64("SELECT count(*) FROM pg_settings WHERE name = $1", name).value_or(0)) {
+      throw std::invalid_argument("--postgres-setting " + setting +
+                                  ": not NAME=VALUE of a known setting");
+    }
+    std::string quoted = "'";
+    for (const char c : setting.substr(eq + 1))
+      quoted += c == '\'' ? std::string("''") : std::string(1, c);
+    db.execute("ALTER SYSTEM SET " + name + " = " + quoted + "'");
+    names.push_back(name);
+  }
+  db.query("SELECT pg_reload_conf()");
+  db.query("SELECT pg_sleep(0.2)");  // the postmaster's children read the file again
+  for (const std::string& name : names) {
+    if (db.query_int64("SELECT count(*) FROM pg_settings WHERE name = $1 AND pending_restart", name)
+            .value_or(0)) {
+      throw std::invalid_argument("--postgres-setting: " + name + " needs a restart");
+    }
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -123,6 +160,10 @@ int main(int argc, char** argv) {
                  "PostgreSQL a network away: every byte to and from it takes this much longer "
                  "each way (a proxy on loopback)")
       ->check(CLI::NonNegativeNumber);
+  std::vector<std::string> postgres_settings;
+  app.add_option("--postgres-setting", postgres_settings,
+                 "with --engine postgres: NAME=VALUE set on the cluster before the run (ALTER "
+                 "SYSTEM and a reload), e.g. autovacuum_naptime=10s");
   app.add_option("--rounds", rounds,
                  "run every scenario this many times, interleaved; ratios are the median round's")
       ->check(CLI::PositiveNumber);
@@ -149,6 +190,18 @@ int main(int argc, char** argv) {
   std::optional<test::pg_cluster> cluster;
   if (engine == "postgres")
     cluster.emplace();
+  if (!postgres_settings.empty()) {
+    if (!cluster) {
+      std::fprintf(stderr, "--postgres-setting needs --engine postgres\n");
+      return 2;
+    }
+    try {
+      apply_settings(*cluster, postgres_settings);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return 2;
+    }
+  }
   std::optional<bench::latency_proxy> network;
   if (postgres_delay_us > 0) {
     if (!cluster || long_run_cycles > 0) {
@@ -178,6 +231,8 @@ int main(int argc, char** argv) {
               {"server_instances", s.instances},
               {"server_connections", s.connections}};
   if (long_run_cycles > 0) {
+    if (cluster)
+      s.postgres = fresh_schema();
     out["long_run"] =
         long_run(long_run_cycles, concurrency.back(), sample_seconds, long_run_rate, s);
     std::ofstream(json_path) << out.dump(2) << '\n';

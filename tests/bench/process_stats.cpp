@@ -49,6 +49,10 @@ std::int64_t peak_rss_kib(pid_t pid) {
   return status_kib(pid, "VmHWM");
 }
 
+std::int64_t anon_kib(pid_t pid) {
+  return status_kib(pid, "RssAnon");
+}
+
 void reset_peak_rss(pid_t pid) {
   std::ofstream(proc(pid, "clear_refs")) << "5";
 }
