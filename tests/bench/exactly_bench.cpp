@@ -227,6 +227,7 @@ int main(int argc, char** argv) {
               {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"},
               {"fsync_delay_us", s.fsync_delay_us},
               {"postgres_delay_us", postgres_delay_us},
+              {"postgres_settings", postgres_settings},
               {"engine", engine},
               {"server_instances", s.instances},
               {"server_connections", s.connections}};
