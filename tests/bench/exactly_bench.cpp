@@ -71,16 +71,15 @@ void apply_settings(const test::pg_cluster& cluster, const std::vector<std::stri
   for (const std::string& setting : settings) {
     const auto eq = setting.find('=');
     const std::string name = setting.substr(0, eq);
-    if (eq == std::string::npos || name.empty() ||
-        name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos ||
+    if (eq == std::string::npos ||
         !db.query_int64("SELECT count(*) FROM pg_settings WHERE name = $1", name).value_or(0)) {
       throw std::invalid_argument("--postgres-setting " + setting +
                                   ": not NAME=VALUE of a known setting");
     }
-    std::string quoted = "'";
-    for (const char c : setting.substr(eq + 1))
-      quoted += c == '\'' ? std::string("''") : std::string(1, c);
-    db.execute("ALTER SYSTEM SET " + name + " = " + quoted + "'");
+    // PostgreSQL quotes the name and the value (format's %I and %L).
+    db.execute(db.query("SELECT format('ALTER SYSTEM SET %I = %L', $1::text, $2::text)", name,
+                        setting.substr(eq + 1))
+                   .text(0, 0));
     names.push_back(name);
   }
   db.query("SELECT pg_reload_conf()");

@@ -30,11 +30,17 @@ std::uintmax_t frames_in(const std::string& wal) {
   return size < 32 ? 0 : (size - 32) / (4096 + 24);
 }
 
+// Whether `now()` holds within 10 s.
+template <class Predicate>
+bool within_10s(Predicate now) {
+  for (int i = 0; i < 200 && !now(); ++i)
+    std::this_thread::sleep_for(50ms);
+  return now();
+}
+
 // Whether one fsync waits at the gate within 10 s.
 bool eventually_held() {
-  for (int i = 0; i < 200 && bench::held_syncs() != 1; ++i)
-    std::this_thread::sleep_for(50ms);
-  return bench::held_syncs() == 1;
+  return within_10s([] { return bench::held_syncs() == 1; });
 }
 
 struct gate {
@@ -106,9 +112,7 @@ TEST_F(wal_checkpoint_test, a_commit_past_the_threshold_goes_on_while_the_checkp
   EXPECT_GT(rows, 300);  // a row a page, and a few pages a commit
   // Once the disk answers, the thread copies the WAL into the database: a page for each row.
   const auto copied = [&] { return fs::file_size(path()) >= (rows + 1) * 4096u; };
-  for (int i = 0; i < 200 && !copied(); ++i)
-    std::this_thread::sleep_for(50ms);
-  EXPECT_TRUE(copied()) << fs::file_size(path());
+  EXPECT_TRUE(within_10s(copied)) << fs::file_size(path());
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), rows + 1);
 }
 
@@ -264,9 +268,7 @@ TEST_F(wal_checkpoint_test, no_checkpoint_starts_between_a_failed_one_and_its_no
   } heal;
   // Past checkpoint_pages the thread checkpoints: its first fsync fails, and it stops as it ends.
   const int first = rows_until(db, wal(), static_cast<std::uintmax_t>(opts.checkpoint_pages) + 10);
-  for (int i = 0; i < 200 && !bench::checkpoint_end_held(); ++i)
-    std::this_thread::sleep_for(50ms);
-  ASSERT_TRUE(bench::checkpoint_end_held()) << "the thread's checkpoint did not end";
+  ASSERT_TRUE(within_10s(bench::checkpoint_end_held)) << "the thread's checkpoint did not end";
   bench::fail_syncs(false);  // a checkpoint started now would succeed, and the WAL start over
   const std::uint64_t before = bench::checkpoints_on_this_thread();
   const auto beyond = static_cast<std::uintmax_t>(opts.finish_checkpoint_pages) + 100;
