@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <thread>
@@ -38,12 +39,16 @@ struct storage_sample {
   // PostgreSQL: the private memory (RssAnon) of the server's backends, every client backend of
   // the database but the sampler's; 0 on SQLite.
   std::int64_t backends_kib = 0;
+  // PostgreSQL: each relation's main fork (pg_relation_size), in the order of
+  // storage_sampler::relations(); empty on SQLite.
+  std::vector<std::int64_t> relation_bytes;
 };
 
 // Reads the server's storage: the SQLite file in `dir` through a reader of its own (WAL: it
 // never blocks a write), or the PostgreSQL schema of `conninfo` ("" for SQLite). On PostgreSQL
 // the bytes are every table's of the schema with its indexes and TOAST
-// (pg_total_relation_size), what dead rows that autovacuum has not reclaimed yet take included.
+// (pg_total_relation_size), what dead rows that autovacuum has not reclaimed yet take included;
+// each table and index of the schema is read apart as well, to tell which of them grows.
 class storage_sampler {
  public:
   storage_sampler(const fs::path& dir, const std::string& conninfo) : db_(dir / "server.db") {
@@ -53,10 +58,15 @@ class storage_sampler {
     else
       pg_.emplace(pg::options{.conninfo = conninfo});
   }
+  // The schema's tables and indexes, by name, as their first sample found them.
+  const std::vector<std::string>& relations() const { return relations_; }
   storage_sample operator()() {
     if (sqlite_) {
-      return {file_bytes(db_), file_bytes(db_.string() + "-wal"),
-              sqlite_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1)};
+      return {file_bytes(db_),
+              file_bytes(db_.string() + "-wal"),
+              sqlite_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1),
+              0,
+              {}};
     }
     const std::int64_t bytes =
         pg_->query_int64(
@@ -70,14 +80,29 @@ class storage_sampler {
     std::int64_t backends_kib = 0;
     for (int i = 0; i < backends.rows(); ++i)
       backends_kib += bench::anon_kib(static_cast<pid_t>(backends.int64(i, 0)));
+    const pg::result each = pg_->query(
+        "SELECT c.relname, pg_relation_size(c.oid) FROM pg_class c"
+        " JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm', 'i') ORDER BY c.relname");
+    if (relations_.empty()) {
+      for (int i = 0; i < each.rows(); ++i)
+        relations_.push_back(each.text(i, 0));
+    }
+    std::vector<std::int64_t> relation_bytes(relations_.size(), -1);
+    for (int i = 0; i < each.rows(); ++i) {
+      const auto at = std::find(relations_.begin(), relations_.end(), each.text(i, 0));
+      if (at != relations_.end())
+        relation_bytes[static_cast<std::size_t>(at - relations_.begin())] = each.int64(i, 1);
+    }
     return {bytes, 0, pg_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1),
-            backends_kib};
+            backends_kib, std::move(relation_bytes)};
   }
 
  private:
   fs::path db_;
   std::optional<sqlite::connection> sqlite_;
   std::optional<pg::connection> pg_;
+  std::vector<std::string> relations_;
 };
 
 }  // namespace
@@ -149,32 +174,49 @@ json long_run(long n, int concurrency, double every, double rate, const settings
                        {"server_db_bytes", r.stored.file_bytes + r.stored.wal_bytes},
                        {"server_rows", r.stored.rows},
                        {"postgres_backends_kib", r.stored.backends_kib}});
+    for (std::size_t i = 0; i < storage.relations().size(); ++i)
+      samples.back()["postgres_relation_bytes"][storage.relations()[i]] =
+          r.stored.relation_bytes.at(i);
   }
   json out = {{"cycles", n}, {"rate", rate}, {"errors", errors.load()}, {"samples", samples}};
   std::printf("%ld cycles, %ld errors\n", n, errors.load());
-  // The mean of `key` over the tenth of the samples that starts at sample `from`.
+  // The mean of what `value` reads from a sample over the tenth of the samples that starts at
+  // sample `from`.
   const std::size_t tenth = std::max<std::size_t>(1, samples.size() / 10);
-  const auto mean = [&](const char* key, std::size_t from) {
+  const auto mean = [&](const auto& value, std::size_t from) {
     double sum = 0;
     for (std::size_t i = from; i < from + tenth && i < samples.size(); ++i)
-      sum += samples[i][key].get<double>();
+      sum += value(samples[i]);
     return sum / static_cast<double>(tenth);
   };
-  std::vector<const char*> keys = {"server_rss_kib", "client_rss_kib", "server_db_bytes",
-                                   "server_rows"};
-  if (!s.postgres.empty())
-    keys.push_back("postgres_backends_kib");
-  for (const char* key : keys) {
-    const double first = mean(key, 0), second = mean(key, tenth);
-    const double last = mean(key, samples.size() - tenth);
+  // Prints and records the growth of `name`, as `value` reads it, under `at`.
+  const auto report = [&](const std::string& name, const auto& value, json& at) {
+    const double first = mean(value, 0), second = mean(value, tenth);
+    const double last = mean(value, samples.size() - tenth);
     const double growth = first > 0 ? last / first - 1 : 0;
-    out["growth"][key] = growth;
+    at["growth"][name] = growth;
     // PostgreSQL's tables grow to their size between two autovacuum runs in the first minutes.
-    out["growth_from_second_tenth"][key] = second > 0 ? last / second - 1 : 0;
+    at["growth_from_second_tenth"][name] = second > 0 ? last / second - 1 : 0;
     std::printf(
         "%s: first tenth %.0f, last tenth %.0f, growth %+.1f %% (target within 10 %%); from the "
         "second tenth (%.0f) %+.1f %%\n",
-        key, first, last, 100 * growth, second, second > 0 ? 100 * (last / second - 1) : 0.0);
+        name.c_str(), first, last, 100 * growth, second,
+        second > 0 ? 100 * (last / second - 1) : 0.0);
+  };
+  std::vector<std::string> keys = {"server_rss_kib", "client_rss_kib", "server_db_bytes",
+                                   "server_rows"};
+  if (!s.postgres.empty())
+    keys.push_back("postgres_backends_kib");
+  for (const std::string& key : keys)
+    report(
+        key, [&](const json& sample) { return sample[key].get<double>(); }, out);
+  for (const std::string& relation : storage.relations()) {
+    report(
+        relation,
+        [&](const json& sample) {
+          return sample["postgres_relation_bytes"][relation].get<double>();
+        },
+        out["postgres_relations"]);
   }
   return out;
 }
