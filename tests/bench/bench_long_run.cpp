@@ -39,8 +39,8 @@ struct storage_sample {
   // PostgreSQL: the private memory (RssAnon) of the server's backends, every client backend of
   // the database but the sampler's; 0 on SQLite.
   std::int64_t backends_kib = 0;
-  // PostgreSQL: each relation's main fork (pg_relation_size), in the order of
-  // storage_sampler::relations(); empty on SQLite.
+  // PostgreSQL: the main fork (pg_relation_size) of exactly_interactions and of each of its
+  // indexes, in the order of storage_sampler::relations(); empty on SQLite.
   std::vector<std::int64_t> relation_bytes;
 };
 
@@ -48,7 +48,7 @@ struct storage_sample {
 // never blocks a write), or the PostgreSQL schema of `conninfo` ("" for SQLite). On PostgreSQL
 // the bytes are every table's of the schema with its indexes and TOAST
 // (pg_total_relation_size), what dead rows that autovacuum has not reclaimed yet take included;
-// each table and index of the schema is read apart as well, to tell which of them grows.
+// exactly_interactions and each of its indexes are read apart as well, to tell which one grows.
 class storage_sampler {
  public:
   storage_sampler(const fs::path& dir, const std::string& conninfo) : db_(dir / "server.db") {
@@ -58,7 +58,7 @@ class storage_sampler {
     else
       pg_.emplace(pg::options{.conninfo = conninfo});
   }
-  // The schema's tables and indexes, by name, as their first sample found them.
+  // exactly_interactions and its indexes, by name, as their first sample found them.
   const std::vector<std::string>& relations() const { return relations_; }
   storage_sample operator()() {
     if (sqlite_) {
@@ -82,8 +82,9 @@ class storage_sampler {
       backends_kib += bench::anon_kib(static_cast<pid_t>(backends.int64(i, 0)));
     const pg::result each = pg_->query(
         "SELECT c.relname, pg_relation_size(c.oid) FROM pg_class c"
-        " JOIN pg_namespace n ON n.oid = c.relnamespace"
-        " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'm', 'i') ORDER BY c.relname");
+        " WHERE c.oid = 'exactly_interactions'::regclass OR c.oid IN"
+        " (SELECT indexrelid FROM pg_index WHERE indrelid = 'exactly_interactions'::regclass)"
+        " ORDER BY c.relname");
     if (relations_.empty()) {
       for (int i = 0; i < each.rows(); ++i)
         relations_.push_back(each.text(i, 0));
@@ -189,7 +190,8 @@ json long_run(long n, int concurrency, double every, double rate, const settings
       sum += value(samples[i]);
     return sum / static_cast<double>(tenth);
   };
-  // Prints and records the growth of `name`, as `value` reads it, under `at`.
+  // Prints and records the growth of `name`, as `value` reads it, under `at`: `out` for the
+  // figures the target is about, out["postgres_relations"] for the relations read apart.
   const auto report = [&](const std::string& name, const auto& value, json& at) {
     const double first = mean(value, 0), second = mean(value, tenth);
     const double last = mean(value, samples.size() - tenth);
@@ -197,10 +199,12 @@ json long_run(long n, int concurrency, double every, double rate, const settings
     at["growth"][name] = growth;
     // PostgreSQL's tables grow to their size between two autovacuum runs in the first minutes.
     at["growth_from_second_tenth"][name] = second > 0 ? last / second - 1 : 0;
+    const bool figure = &at == &out;
     std::printf(
-        "%s: first tenth %.0f, last tenth %.0f, growth %+.1f %% (target within 10 %%); from the "
-        "second tenth (%.0f) %+.1f %%\n",
-        name.c_str(), first, last, 100 * growth, second,
+        "%s%s: first tenth %.0f, last tenth %.0f, growth %+.1f %%%s; from the second tenth "
+        "(%.0f) %+.1f %%\n",
+        figure ? "" : "relation ", name.c_str(), first, last, 100 * growth,
+        figure ? " (target within 10 %)" : "", second,
         second > 0 ? 100 * (last / second - 1) : 0.0);
   };
   std::vector<std::string> keys = {"server_rss_kib", "client_rss_kib", "server_db_bytes",
