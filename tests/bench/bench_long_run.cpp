@@ -40,7 +40,8 @@ struct storage_sample {
   // the database but the sampler's; 0 on SQLite.
   std::int64_t backends_kib = 0;
   // PostgreSQL: the main fork (pg_relation_size) of exactly_interactions and of each of its
-  // indexes, in the order of storage_sampler::relations(); empty on SQLite.
+  // indexes, in the order of storage_sampler::relations(), -1 for one this sample did not find;
+  // empty on SQLite.
   std::vector<std::int64_t> relation_bytes;
 };
 
@@ -182,13 +183,18 @@ json long_run(long n, int concurrency, double every, double rate, const settings
   json out = {{"cycles", n}, {"rate", rate}, {"errors", errors.load()}, {"samples", samples}};
   std::printf("%ld cycles, %ld errors\n", n, errors.load());
   // The mean of what `value` reads from a sample over the tenth of the samples that starts at
-  // sample `from`.
+  // sample `from`, leaving out the readings that failed (below 0); 0 if all of them did.
   const std::size_t tenth = std::max<std::size_t>(1, samples.size() / 10);
   const auto mean = [&](const auto& value, std::size_t from) {
     double sum = 0;
-    for (std::size_t i = from; i < from + tenth && i < samples.size(); ++i)
-      sum += value(samples[i]);
-    return sum / static_cast<double>(tenth);
+    std::size_t read = 0;
+    for (std::size_t i = from; i < from + tenth && i < samples.size(); ++i) {
+      if (const double v = value(samples[i]); v >= 0) {
+        sum += v;
+        ++read;
+      }
+    }
+    return read > 0 ? sum / static_cast<double>(read) : 0.0;
   };
   // Prints and records the growth of `name`, as `value` reads it, under `at`: `out` for the
   // figures the target is about, out["postgres_relations"] for the relations read apart.
