@@ -30,8 +30,8 @@ namespace exactly::server {
 struct group_stats {
   std::int64_t groups = 0;     // COMMITs of groups that succeeded, flushed or not
   std::int64_t unflushed = 0;  // of those, committed without waiting for the disk
-  std::int64_t requests = 0;   // requests answered from those groups, a 500 after a failed
-                               // later RELEASE (pg::transaction::commit_later) among them
+  std::int64_t requests = 0;   // requests answered from those groups (a 500 after a failed
+                               // later RELEASE not among them: commit_groups::note_failed_alone)
   std::int64_t failures = 0;   // groups whose COMMIT failed (their requests got no answer)
   std::int64_t largest = 0;    // requests in the largest group
 };
@@ -110,6 +110,13 @@ class commit_groups {
   // The background sync, or nullptr if flushed groups sync in their COMMIT.
   wal_syncer* syncer() { return syncer_.get(); }
 
+  // A request of a committed group whose own writes failed at a later round trip
+  // (pg::transaction::commit_later) and which is answered 500: no longer counted among the
+  // group's requests (any thread, before its answer goes out).
+  void note_failed_alone() {
+    std::lock_guard lock(stats_mutex_);
+    --stats_.requests;
+  }
   // A copy of the counts (any thread).
   group_stats stats() const {
     std::lock_guard lock(stats_mutex_);

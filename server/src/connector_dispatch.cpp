@@ -75,6 +75,7 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
   if (!committed)
     co_return reply(problem_response(errc::storage_unavailable), req.version());
   if (*ir.failed_later) {  // its writes were rolled back alone: as if its commit had thrown
+    lane.note_failed_alone();
     co_return reply(failure_response(*ir.failed_later, errc::internal_error,
                                      std::string(ir.route) + " " + std::string(ir.id)),
                     req.version());

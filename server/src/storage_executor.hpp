@@ -76,6 +76,8 @@ class storage_executor {
   net::asio::awaitable<bool> posts_durable(const std::string& key);
   // Storage thread, inside a commit group's function: see commit_groups::note_post.
   void note_post(std::string key) { groups_.note_post(std::move(key)); }
+  // Any thread: see commit_groups::note_failed_alone.
+  void note_failed_alone() { groups_.note_failed_alone(); }
   // Whether every commit group is flushed (server_options::flush_every_commit).
   bool flushes_every_commit() const { return groups_.flushes_every_commit(); }
   // Commit group counts (any thread).

@@ -100,6 +100,25 @@ TEST_P(server_deferred_write_postgres, a_tombstone_that_fails_to_write_fails_its
   EXPECT_EQ(server_->executions(id), 1);
 }
 
+// A request answered 500 because its own writes failed after its group's COMMIT began is not
+// among the requests the groups answered (exactly_commit_group_requests_total), which count
+// the answered ones only.
+TEST_P(server_deferred_write_postgres, a_request_that_fails_alone_is_not_counted_as_answered) {
+  const std::string id = mint();
+  refuse(id, 1);
+  const std::int64_t before = server_->metric("exactly_commit_group_requests_total");
+  EXPECT_EQ(send("PUT", id), 500u);
+  EXPECT_EQ(server_->metric("exactly_commit_group_requests_total"), before);
+  allow(id);
+  EXPECT_EQ(send("PUT", id), 201u);
+  refuse(id, 2);
+  EXPECT_EQ(send("POST", id), 500u);
+  EXPECT_EQ(server_->metric("exactly_commit_group_requests_total"), before + 1);
+  allow(id);
+  EXPECT_EQ(send("POST", id), 200u);
+  EXPECT_EQ(server_->metric("exactly_commit_group_requests_total"), before + 2);
+}
+
 // Concurrent requests share commit groups, where a request's writes and RELEASE go out with the
 // group's next round trip (the next request's lookup, or the COMMIT): a refused one fails alone,
 // its logic's writes rolled back and its execution not counted, and the others are answered and
