@@ -110,7 +110,7 @@ class commit_groups {
   // The background sync, or nullptr if flushed groups sync in their COMMIT.
   wal_syncer* syncer() { return syncer_.get(); }
 
-  // A request of a committed group whose own writes failed at a later round trip
+  // A request of a committed group whose own writes failed at the group's next round trip
   // (pg::transaction::commit_later) and which is answered 500: no longer counted among the
   // group's requests (any thread, before its answer goes out).
   void note_failed_alone() {

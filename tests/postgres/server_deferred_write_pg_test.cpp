@@ -100,9 +100,9 @@ TEST_P(server_deferred_write_postgres, a_tombstone_that_fails_to_write_fails_its
   EXPECT_EQ(server_->executions(id), 1);
 }
 
-// A request answered 500 because its own writes failed after its group's COMMIT began is not
-// among the requests the groups answered (exactly_commit_group_requests_total), which count
-// the answered ones only.
+// A request answered 500 because its own writes failed at the group's next round trip (its
+// RELEASE went with it) is not among the requests the groups answered
+// (exactly_commit_group_requests_total), though its group committed.
 TEST_P(server_deferred_write_postgres, a_request_that_fails_alone_is_not_counted_as_answered) {
   const std::string id = mint();
   refuse(id, 1);
