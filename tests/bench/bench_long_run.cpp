@@ -51,15 +51,26 @@ struct storage_sample {
 // (pg_total_relation_size), what dead rows that autovacuum has not reclaimed yet take included;
 // exactly_interactions and each of its indexes are read apart as well, to tell which one grows.
 class storage_sampler {
+  // The FROM and WHERE of a query over exactly_interactions and its indexes (pg_class c).
+  static constexpr const char* interactions_relations =
+      " FROM pg_class c WHERE c.oid = 'exactly_interactions'::regclass OR c.oid IN"
+      " (SELECT indexrelid FROM pg_index WHERE indrelid = 'exactly_interactions'::regclass)"
+      " ORDER BY c.relname";
+
  public:
   storage_sampler(const fs::path& dir, const std::string& conninfo) : db_(dir / "server.db") {
-    if (conninfo.empty())
+    if (conninfo.empty()) {
       sqlite_.emplace(db_.string(),
                       sqlite::options{.busy_timeout = std::chrono::milliseconds(1000)});
-    else
-      pg_.emplace(pg::options{.conninfo = conninfo});
+      return;
+    }
+    pg_.emplace(pg::options{.conninfo = conninfo});
+    const pg::result names = pg_->query(std::string("SELECT c.relname") + interactions_relations);
+    for (int i = 0; i < names.rows(); ++i)
+      relations_.push_back(names.text(i, 0));
   }
-  // exactly_interactions and its indexes, by name, as their first sample found them.
+  // exactly_interactions and its indexes, by name (the server has made them before it listens);
+  // empty on SQLite.
   const std::vector<std::string>& relations() const { return relations_; }
   storage_sample operator()() {
     if (sqlite_) {
@@ -81,15 +92,8 @@ class storage_sampler {
     std::int64_t backends_kib = 0;
     for (int i = 0; i < backends.rows(); ++i)
       backends_kib += bench::anon_kib(static_cast<pid_t>(backends.int64(i, 0)));
-    const pg::result each = pg_->query(
-        "SELECT c.relname, pg_relation_size(c.oid) FROM pg_class c"
-        " WHERE c.oid = 'exactly_interactions'::regclass OR c.oid IN"
-        " (SELECT indexrelid FROM pg_index WHERE indrelid = 'exactly_interactions'::regclass)"
-        " ORDER BY c.relname");
-    if (relations_.empty()) {
-      for (int i = 0; i < each.rows(); ++i)
-        relations_.push_back(each.text(i, 0));
-    }
+    const pg::result each = pg_->query(std::string("SELECT c.relname, pg_relation_size(c.oid)") +
+                                       interactions_relations);
     std::vector<std::int64_t> relation_bytes(relations_.size(), -1);
     for (int i = 0; i < each.rows(); ++i) {
       const auto at = std::find(relations_.begin(), relations_.end(), each.text(i, 0));
@@ -196,21 +200,20 @@ json long_run(long n, int concurrency, double every, double rate, const settings
     }
     return read > 0 ? sum / static_cast<double>(read) : 0.0;
   };
-  // Prints and records the growth of `name`, as `value` reads it, under `at`: `out` for the
-  // figures the target is about, out["postgres_relations"] for the relations read apart.
-  const auto report = [&](const std::string& name, const auto& value, json& at) {
+  // Prints and records the growth of `name`, as `value` reads it, under `at`; `relation`: one of
+  // the relations read apart, which the target is not about.
+  const auto report = [&](const std::string& name, const auto& value, json& at, bool relation) {
     const double first = mean(value, 0), second = mean(value, tenth);
     const double last = mean(value, samples.size() - tenth);
     const double growth = first > 0 ? last / first - 1 : 0;
     at["growth"][name] = growth;
     // PostgreSQL's tables grow to their size between two autovacuum runs in the first minutes.
     at["growth_from_second_tenth"][name] = second > 0 ? last / second - 1 : 0;
-    const bool figure = &at == &out;
     std::printf(
         "%s%s: first tenth %.0f, last tenth %.0f, growth %+.1f %%%s; from the second tenth "
         "(%.0f) %+.1f %%\n",
-        figure ? "" : "relation ", name.c_str(), first, last, 100 * growth,
-        figure ? " (target within 10 %)" : "", second,
+        relation ? "relation " : "", name.c_str(), first, last, 100 * growth,
+        relation ? "" : " (target within 10 %)", second,
         second > 0 ? 100 * (last / second - 1) : 0.0);
   };
   std::vector<std::string> keys = {"server_rss_kib", "client_rss_kib", "server_db_bytes",
@@ -219,14 +222,14 @@ json long_run(long n, int concurrency, double every, double rate, const settings
     keys.push_back("postgres_backends_kib");
   for (const std::string& key : keys)
     report(
-        key, [&](const json& sample) { return sample[key].get<double>(); }, out);
+        key, [&](const json& sample) { return sample[key].get<double>(); }, out, false);
   for (const std::string& relation : storage.relations()) {
     report(
         relation,
         [&](const json& sample) {
           return sample["postgres_relation_bytes"][relation].get<double>();
         },
-        out["postgres_relations"]);
+        out["postgres_relations"], true);
   }
   return out;
 }
