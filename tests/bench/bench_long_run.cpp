@@ -43,6 +43,9 @@ struct storage_sample {
   // indexes, in the order of storage_sampler::relations(), -1 for one this sample did not find;
   // empty on SQLite.
   std::vector<std::int64_t> relation_bytes;
+  // PostgreSQL: autovacuum's passes over exactly_interactions so far (pg_stat_user_tables), -1
+  // unread; 0 on SQLite.
+  std::int64_t vacuum_passes = 0;
 };
 
 // Reads the server's storage: the SQLite file in `dir` through a reader of its own (WAL: it
@@ -100,8 +103,14 @@ class storage_sampler {
       if (at != relations_.end())
         relation_bytes[static_cast<std::size_t>(at - relations_.begin())] = each.int64(i, 1);
     }
-    return {bytes, 0, pg_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1),
-            backends_kib, std::move(relation_bytes)};
+    return {bytes,
+            0,
+            pg_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1),
+            backends_kib,
+            std::move(relation_bytes),
+            pg_->query_int64("SELECT autovacuum_count FROM pg_stat_user_tables"
+                             " WHERE relid = 'exactly_interactions'::regclass")
+                .value_or(-1)};
   }
 
  private:
@@ -110,6 +119,69 @@ class storage_sampler {
   std::optional<pg::connection> pg_;
   std::vector<std::string> relations_;
 };
+
+// The autovacuum passes over exactly_interactions that `samples` saw (a pass is dated by the
+// first sample that counted it), the gaps between them, and when each of `relations` grew after
+// the first tenth, each growth with the time since the pass before it: whether an index's steps
+// come after late passes (two passes in one second count as one).
+json vacuum_report(const json& samples, const std::vector<std::string>& relations) {
+  std::vector<double> passes;
+  std::int64_t seen = -1;
+  for (const json& sample : samples) {
+    const std::int64_t n = sample["postgres_vacuum_passes"].get<std::int64_t>();
+    if (n < 0)
+      continue;
+    if (seen >= 0 && n > seen)
+      passes.push_back(sample["seconds"].get<double>());
+    seen = std::max(seen, n);
+  }
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < passes.size(); ++i)
+    gaps.push_back(passes[i] - passes[i - 1]);
+  json out = {{"pass_seconds", passes}, {"gap_seconds", gaps}};
+  std::vector<double> sorted = gaps;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
+  const double longest = sorted.empty() ? 0 : sorted.back();
+  std::printf("autovacuum of exactly_interactions: %zu passes, gaps median %.0f s, longest %.0f s",
+              passes.size(), median, longest);
+  const char* lead = "; gaps over 1.5 times the median end at";
+  for (std::size_t i = 0; i < gaps.size(); ++i) {
+    if (gaps[i] > 1.5 * median) {
+      std::printf("%s %.0f s (%.0f s)", lead, passes[i + 1], gaps[i]);
+      lead = ",";
+    }
+  }
+  std::printf("\n");
+  const std::size_t tenth = std::max<std::size_t>(1, samples.size() / 10);
+  for (const std::string& relation : relations) {
+    json grew = json::array();
+    std::int64_t high = -1;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const std::int64_t bytes =
+          samples[i]["postgres_relation_bytes"][relation].get<std::int64_t>();
+      const double at = samples[i]["seconds"].get<double>();
+      if (i >= tenth && high >= 0 && bytes > high) {
+        // The time since the last pass dated before this sample; -1 before the first.
+        const auto after = std::lower_bound(passes.begin(), passes.end(), at);
+        const double since = after == passes.begin() ? -1 : at - *(after - 1);
+        grew.push_back({{"seconds", at}, {"bytes", bytes}, {"since_pass_seconds", since}});
+      }
+      high = std::max(high, bytes);
+    }
+    std::printf("relation %s grew after the first tenth %zu times", relation.c_str(), grew.size());
+    lead = ":";
+    for (const json& g : grew) {
+      std::printf("%s at %.0f s to %lld B (%.0f s after a pass)", lead, g["seconds"].get<double>(),
+                  static_cast<long long>(g["bytes"].get<std::int64_t>()),
+                  g["since_pass_seconds"].get<double>());
+      lead = ",";
+    }
+    std::printf("\n");
+    out["growth_after_first_tenth"][relation] = grew;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -183,6 +255,8 @@ json long_run(long n, int concurrency, double every, double rate, const settings
     for (std::size_t i = 0; i < storage.relations().size(); ++i)
       samples.back()["postgres_relation_bytes"][storage.relations()[i]] =
           r.stored.relation_bytes.at(i);
+    if (!s.postgres.empty())
+      samples.back()["postgres_vacuum_passes"] = r.stored.vacuum_passes;
   }
   json out = {{"cycles", n}, {"rate", rate}, {"errors", errors.load()}, {"samples", samples}};
   std::printf("%ld cycles, %ld errors\n", n, errors.load());
@@ -231,6 +305,8 @@ json long_run(long n, int concurrency, double every, double rate, const settings
         },
         out["postgres_relations"], true);
   }
+  if (!s.postgres.empty())
+    out["postgres_vacuum"] = vacuum_report(samples, storage.relations());
   return out;
 }
 

@@ -9,6 +9,8 @@
 
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace exactly::bench {
 namespace {
@@ -149,6 +151,16 @@ void install_http_routes(server::http_server& http, server::connector& c, write_
     store_key(db, r.principal, key, print, response, now, now - k.window.count());
     return server::http_response{201, "application/json", response, {}};
   });
+}
+
+void drop_triggers(sqlite::connection& db) {
+  std::vector<std::string> names;
+  auto& q = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'");
+  while (q.step())
+    names.push_back(q.text(0));
+  q.reset();
+  for (const std::string& name : names)
+    db.exec("DROP TRIGGER \"" + name + "\"");
 }
 
 }  // namespace exactly::bench

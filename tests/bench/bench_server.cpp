@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
                  "the idempotency-key route deletes keys older than this as it stores new ones")
       ->check(CLI::NonNegativeNumber);
   long fsync_delay_us = 0;
+  bool uncounted = false;
+  app.add_flag("--drop-counter-triggers", uncounted,
+               "SQLite: drop the triggers that keep the row counters, to measure what they cost"
+               " (the counters, /metrics' row figures and the staged quota are then wrong)");
   app.add_option("--fsync-delay-us", fsync_delay_us,
                  "a slow disk: every SQLite fsync takes this much longer")
       ->check(CLI::NonNegativeNumber);
@@ -71,7 +75,13 @@ int main(int argc, char** argv) {
     if (!postgres.empty())
       co.postgres = exactly::pg::options{postgres, !relaxed};
     co.postgres_connections = pg_connections;
+    if (uncounted && !postgres.empty()) {
+      std::cerr << "--drop-counter-triggers is for SQLite (PostgreSQL's server counts inline)\n";
+      return 2;
+    }
     exactly::server::connector connector(co);
+    if (uncounted)
+      exactly::bench::drop_triggers(connector.db());
     exactly::bench::install_connector_route(connector, writes);
     exactly::server::server_options so;
     so.host = address->host;

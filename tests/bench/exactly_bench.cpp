@@ -29,13 +29,17 @@
 //                           its POST: a PUT of the body to the connector route, the POST, and
 //                           the DELETE sent with the next batch's POSTs, under an id the handler
 //                           chose: the e2e cycle at the baseline's client cost
+//   wire-uncounted          (SQLite, only when --scenarios names it) wire against a server
+//                           whose row counters' triggers were dropped: what wire would be if the
+//                           connector kept its counters at no cost
 // Prints a table and writes JSON: ops/s, p50/p99/p99.9, CPU seconds per op and peak RSS per
 // process, and the ratios wire/idempotency-key, e2e/idempotency-key,
 // outbox-idempotency-key/idempotency-key, e2e/outbox-idempotency-key, e2e/wire, the ceilings
 // outbox-three-exchanges/outbox-idempotency-key and outbox-three-exchanges/wire, and
-// idempotency-key-four-exchanges/idempotency-key, outbox-wire/wire and e2e/outbox-wire (the
-// median of --rounds). --long-run N instead runs N wire cycles and samples RSS and database
-// sizes (bench_long_run.hpp). Figures only; no assertions.
+// idempotency-key-four-exchanges/idempotency-key, outbox-wire/wire and e2e/outbox-wire, and with
+// wire-uncounted, wire-uncounted/idempotency-key and wire/wire-uncounted (the median of --rounds).
+// --long-run N instead runs N wire cycles and samples RSS and database sizes (bench_long_run.hpp).
+// Figures only; no assertions.
 #include "bench_e2e_driver.hpp"
 #include "bench_http_load.hpp"
 #include "bench_long_run.hpp"
@@ -52,6 +56,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <optional>
@@ -107,8 +112,10 @@ int main(int argc, char** argv) {
                                           "outbox-idempotency-key",
                                           "outbox-three-exchanges",
                                           "idempotency-key-four-exchanges",
-                                          "outbox-wire"};
-  std::vector<std::string> scenarios = known;
+                                          "outbox-wire",
+                                          "wire-uncounted"};
+  // Every scenario but wire-uncounted, which is SQLite's only and named when wanted.
+  std::vector<std::string> scenarios(known.begin(), known.end() - 1);
   std::string json_path = "bench-results.json";
   long long_run_cycles = 0;
   double sample_seconds = 10;
@@ -177,6 +184,11 @@ int main(int argc, char** argv) {
     bench::install_slow_sync_vfs(std::chrono::microseconds(s.fsync_delay_us));
   if (engine != "sqlite" && engine != "postgres") {
     std::fprintf(stderr, "--engine must be sqlite or postgres\n");
+    return 2;
+  }
+  if (engine == "postgres" &&
+      std::find(scenarios.begin(), scenarios.end(), "wire-uncounted") != scenarios.end()) {
+    std::fprintf(stderr, "wire-uncounted is SQLite's (PostgreSQL's server counts inline)\n");
     return 2;
   }
   if ((s.instances > 1 || s.connections > 1) && engine != "postgres") {
@@ -270,7 +282,10 @@ int main(int argc, char** argv) {
         std::vector<pid_t> pids;
         std::vector<std::uint16_t> ports;
         for (int i = 0; i < s.instances; ++i) {
-          servers.push_back(std::make_unique<server_process>(dir.path(), s));
+          servers.push_back(std::make_unique<server_process>(
+              dir.path(), s,
+              name == "wire-uncounted" ? std::vector<std::string>{"--drop-counter-triggers"}
+                                       : std::vector<std::string>{}));
           pids.push_back(servers.back()->pid());
           ports.push_back(servers.back()->port());
         }
@@ -329,7 +344,9 @@ int main(int argc, char** argv) {
         {"outbox-three-exchanges", "wire"},
         {"idempotency-key-four-exchanges", "idempotency-key"},
         {"outbox-wire", "wire"},
-        {"e2e", "outbox-wire"}};
+        {"e2e", "outbox-wire"},
+        {"wire-uncounted", "idempotency-key"},
+        {"wire", "wire-uncounted"}};
     for (const auto& [name, base] : quotients) {
       std::vector<double> ratios;
       for (int round = 0; round < rounds; ++round) {
