@@ -121,10 +121,12 @@ class storage_sampler {
 };
 
 // The autovacuum passes over exactly_interactions that `samples` saw (a pass is dated by the
-// first sample that counted it), the gaps between them, and when each of `relations` grew after
-// the first tenth, each growth with the time since the pass before it: whether an index's steps
-// come after late passes (two passes in one second count as one).
-json vacuum_report(const json& samples, const std::vector<std::string>& relations) {
+// first sample that counted it; passes between the same two samples count as one), the gaps
+// between them, and when each of `relations` grew from the sample `tenth` on, each growth with
+// the time since the last pass dated before its sample and whether its sample dated one too:
+// whether an index's steps come after late passes.
+json vacuum_report(const json& samples, const std::vector<std::string>& relations,
+                   std::size_t tenth) {
   std::vector<double> passes;
   std::int64_t seen = -1;
   for (const json& sample : samples) {
@@ -141,19 +143,23 @@ json vacuum_report(const json& samples, const std::vector<std::string>& relation
   json out = {{"pass_seconds", passes}, {"gap_seconds", gaps}};
   std::vector<double> sorted = gaps;
   std::sort(sorted.begin(), sorted.end());
-  const double median = sorted.empty() ? 0 : sorted[sorted.size() / 2];
-  const double longest = sorted.empty() ? 0 : sorted.back();
-  std::printf("autovacuum of exactly_interactions: %zu passes, gaps median %.0f s, longest %.0f s",
-              passes.size(), median, longest);
-  const char* lead = "; gaps over 1.5 times the median end at";
-  for (std::size_t i = 0; i < gaps.size(); ++i) {
-    if (gaps[i] > 1.5 * median) {
-      std::printf("%s %.0f s (%.0f s)", lead, passes[i + 1], gaps[i]);
-      lead = ",";
+  const double median = percentile(sorted, 0.5);
+  if (sorted.empty()) {
+    std::printf("autovacuum of exactly_interactions: %zu passes dated, no gap between two\n",
+                passes.size());
+  } else {
+    std::printf(
+        "autovacuum of exactly_interactions: %zu passes, gaps median %.0f s, longest %.0f s",
+        passes.size(), median, sorted.back());
+    const char* lead = "; gaps over 1.5 times the median end at";
+    for (std::size_t i = 0; i < gaps.size(); ++i) {
+      if (gaps[i] > 1.5 * median) {
+        std::printf("%s %.0f s (%.0f s)", lead, passes[i + 1], gaps[i]);
+        lead = ",";
+      }
     }
+    std::printf("\n");
   }
-  std::printf("\n");
-  const std::size_t tenth = std::max<std::size_t>(1, samples.size() / 10);
   for (const std::string& relation : relations) {
     json grew = json::array();
     std::int64_t high = -1;
@@ -162,19 +168,26 @@ json vacuum_report(const json& samples, const std::vector<std::string>& relation
           samples[i]["postgres_relation_bytes"][relation].get<std::int64_t>();
       const double at = samples[i]["seconds"].get<double>();
       if (i >= tenth && high >= 0 && bytes > high) {
-        // The time since the last pass dated before this sample; -1 before the first.
-        const auto after = std::lower_bound(passes.begin(), passes.end(), at);
-        const double since = after == passes.begin() ? -1 : at - *(after - 1);
-        grew.push_back({{"seconds", at}, {"bytes", bytes}, {"since_pass_seconds", since}});
+        const auto dated = std::lower_bound(passes.begin(), passes.end(), at);
+        json g = {{"seconds", at},
+                  {"bytes", bytes},
+                  {"with_pass", dated != passes.end() && *dated == at}};
+        if (dated != passes.begin())
+          g["since_pass_seconds"] = at - *(dated - 1);
+        grew.push_back(std::move(g));
       }
       high = std::max(high, bytes);
     }
     std::printf("relation %s grew after the first tenth %zu times", relation.c_str(), grew.size());
-    lead = ":";
+    const char* lead = ":";
     for (const json& g : grew) {
-      std::printf("%s at %.0f s to %lld B (%.0f s after a pass)", lead, g["seconds"].get<double>(),
-                  static_cast<long long>(g["bytes"].get<std::int64_t>()),
-                  g["since_pass_seconds"].get<double>());
+      std::printf("%s at %.0f s to %lld B (", lead, g["seconds"].get<double>(),
+                  static_cast<long long>(g["bytes"].get<std::int64_t>()));
+      if (g.contains("since_pass_seconds"))
+        std::printf("%.0f s after a pass", g["since_pass_seconds"].get<double>());
+      else
+        std::printf("before the first pass");
+      std::printf("%s)", g["with_pass"].get<bool>() ? ", and in the sample of the next" : "");
       lead = ",";
     }
     std::printf("\n");
@@ -306,7 +319,7 @@ json long_run(long n, int concurrency, double every, double rate, const settings
         out["postgres_relations"], true);
   }
   if (!s.postgres.empty())
-    out["postgres_vacuum"] = vacuum_report(samples, storage.relations());
+    out["postgres_vacuum"] = vacuum_report(samples, storage.relations(), tenth);
   return out;
 }
 

@@ -153,14 +153,17 @@ void install_http_routes(server::http_server& http, server::connector& c, write_
   });
 }
 
-void drop_triggers(sqlite::connection& db) {
+int drop_counter_triggers(sqlite::connection& db) {
   std::vector<std::string> names;
-  auto& q = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'");
+  auto& q = db.prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'trigger'"
+      " AND (name GLOB 'exactly_count_*' OR name GLOB 'exactly_staged_*')");
   while (q.step())
     names.push_back(q.text(0));
   q.reset();
   for (const std::string& name : names)
     db.exec("DROP TRIGGER \"" + name + "\"");
+  return static_cast<int>(names.size());
 }
 
 }  // namespace exactly::bench

@@ -37,8 +37,8 @@ void install_connector_route(server::connector& c, write_options w = {});
 // Registers the plain and the idempotency-key routes on `http`, using `c`'s database.
 void install_http_routes(server::http_server& http, server::connector& c, write_options w = {},
                          key_options k = {});
-// Drops every trigger of the SQLite database `db`: the ones that keep the server's row counters
-// (sqlite_schema.cpp), which then stay wrong. Only to measure what those triggers cost.
-void drop_triggers(sqlite::connection& db);
+// Drops the triggers of the SQLite database `db` that keep the server's row counters and staged
+// counts (sqlite_schema.cpp), which then stay wrong; returns how many. Only to measure their cost.
+int drop_counter_triggers(sqlite::connection& db);
 
 }  // namespace exactly::bench

@@ -46,11 +46,11 @@ int main(int argc, char** argv) {
   app.add_option("--idempotency-key-window-seconds", key_window_s,
                  "the idempotency-key route deletes keys older than this as it stores new ones")
       ->check(CLI::NonNegativeNumber);
-  long fsync_delay_us = 0;
   bool uncounted = false;
   app.add_flag("--drop-counter-triggers", uncounted,
                "SQLite: drop the triggers that keep the row counters, to measure what they cost"
                " (the counters, /metrics' row figures and the staged quota are then wrong)");
+  long fsync_delay_us = 0;
   app.add_option("--fsync-delay-us", fsync_delay_us,
                  "a slow disk: every SQLite fsync takes this much longer")
       ->check(CLI::NonNegativeNumber);
@@ -80,8 +80,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     exactly::server::connector connector(co);
-    if (uncounted)
-      exactly::bench::drop_triggers(connector.db());
+    if (uncounted && exactly::bench::drop_counter_triggers(connector.db()) == 0) {
+      std::cerr << "--drop-counter-triggers found no counter trigger to drop\n";
+      return 1;
+    }
     exactly::bench::install_connector_route(connector, writes);
     exactly::server::server_options so;
     so.host = address->host;

@@ -1,0 +1,57 @@
+# A short exactly-bench --long-run whose JSON must hold samples, no errors, and a growth figure
+# for each quantity sampled; on PostgreSQL also each relation's, and autovacuum's passes read at
+# every sample and dated.
+#   cmake -DBENCH=<exactly-bench> -DJSON=<file> [-DENGINE=postgres] -P <this>
+cmake_minimum_required(VERSION 3.22)
+set(engine_args "")
+if(ENGINE STREQUAL "postgres")
+  set(engine_args --engine postgres)
+endif()
+execute_process(
+  COMMAND ${BENCH} ${engine_args} --long-run 1500 --long-run-rate 500 --concurrency 4
+          --sample-seconds 0.5 --json ${JSON}
+  RESULT_VARIABLE status)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "exactly-bench --long-run exited with ${status}")
+endif()
+file(READ ${JSON} out)
+
+string(JSON errors GET "${out}" long_run errors)
+string(JSON samples LENGTH "${out}" long_run samples)
+if(NOT errors EQUAL 0 OR samples LESS 3)
+  message(FATAL_ERROR "long run: ${errors} errors, ${samples} samples")
+endif()
+set(keys server_rss_kib client_rss_kib server_db_bytes server_rows)
+if(ENGINE STREQUAL "postgres")
+  list(APPEND keys postgres_backends_kib)
+endif()
+foreach(key IN LISTS keys)
+  string(JSON growth ERROR_VARIABLE missing GET "${out}" long_run growth ${key})
+  if(missing)
+    message(FATAL_ERROR "no growth figure for ${key}: ${missing}")
+  endif()
+  message(STATUS "${key}: ${growth}")
+endforeach()
+if(ENGINE STREQUAL "postgres")
+  string(JSON relations ERROR_VARIABLE missing LENGTH "${out}" long_run postgres_relations growth)
+  if(missing OR relations LESS 2)
+    message(FATAL_ERROR "relations read apart: '${relations}' ${missing}")
+  endif()
+  string(JSON passes ERROR_VARIABLE missing TYPE "${out}" long_run postgres_vacuum pass_seconds)
+  if(missing OR NOT passes STREQUAL "ARRAY")
+    message(FATAL_ERROR "no dated autovacuum passes: ${missing}")
+  endif()
+  string(JSON dated ERROR_VARIABLE missing LENGTH "${out}" long_run postgres_vacuum
+         growth_after_first_tenth)
+  if(missing OR NOT dated EQUAL relations)
+    message(FATAL_ERROR "growths dated for '${dated}' of ${relations} relations ${missing}")
+  endif()
+  # Every sample read autovacuum's count (-1: a failed reading).
+  math(EXPR last "${samples} - 1")
+  foreach(i RANGE ${last})
+    string(JSON count GET "${out}" long_run samples ${i} postgres_vacuum_passes)
+    if(count LESS 0)
+      message(FATAL_ERROR "sample ${i} did not read autovacuum's passes")
+    endif()
+  endforeach()
+endif()
