@@ -32,8 +32,7 @@ using namespace exactly;
 
 namespace {
 
-constexpr std::string_view route = "/bench/write";
-constexpr std::string_view body = R"({"customer_id":"c-1","amount_cents":1250})";
+constexpr std::string_view route = "/bench/write/{id}";
 
 double thread_cpu_seconds() {
   timespec t{};
@@ -77,7 +76,7 @@ double run(way w, long cycles, int group) {
     {
       sqlite::transaction tx(db, sqlite::transaction::mode::immediate, durability::unflushed);
       each(g, [&](const std::string& id) {
-        store.insert_staged(route, id, "bench", now, now, "application/json", body, digest);
+        store.insert_staged(route, id, "bench", now, now, "application/json", bench::body, digest);
       });
       each(g - 2, [&](const std::string& id) {
         store.put_tombstone(route, id, "bench", now, server::tombstone_reason::deleted, now,
