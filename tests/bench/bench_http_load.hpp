@@ -13,12 +13,14 @@
 
 namespace exactly::bench {
 
-// A load generator slot: a kept-alive connection. For idempotency-key-four-exchanges also an id
-// staged with `body` and one deleted (a tombstone), whose PUT and DELETE write nothing again.
+// A load generator slot: a kept-alive connection and the principal its requests are made as. For
+// idempotency-key-four-exchanges also an id staged with `body` and one deleted (a tombstone),
+// whose PUT and DELETE write nothing again.
 struct http_slot {
   test::http_client c;
+  std::vector<std::pair<std::string, std::string>> auth;
   std::string staged, deleted;
-  http_slot(std::uint16_t port, bool four_exchanges) : c(port) {
+  http_slot(std::uint16_t port, bool four_exchanges, int owner) : c(port), auth(auth_as(owner)) {
     if (!four_exchanges)
       return;
     staged = "/bench/write/" + request_id::mint().to_string();
@@ -35,16 +37,17 @@ struct http_op {
   std::vector<std::uint16_t> ports;
   int kind;  // 0 plain, 1 idempotency-key, 2 wire, 3 idempotency-key-four-exchanges
   std::shared_ptr<step_clock> steps = std::make_shared<step_clock>();
+  int owners = 1;  // slot i makes its requests as principal i % owners (auth_as)
   http_slot make_slot(int i) const {
-    return http_slot(ports[static_cast<std::size_t>(i) % ports.size()], kind == 3);
+    return http_slot(ports[static_cast<std::size_t>(i) % ports.size()], kind == 3, i % owners);
   }
   bool operator()(http_slot& slot) const {
     test::http_client& c = slot.c;
     const std::string id = request_id::mint().to_string();
     if (kind == 0)
-      return c.request("POST", "/plain/" + id, body, auth).status == 200;
+      return c.request("POST", "/plain/" + id, body, slot.auth).status == 200;
     const auto idempotency_key_post = [&] {
-      auto headers = auth;
+      auto headers = slot.auth;
       headers.emplace_back("Idempotency-Key", id);
       return c.request("POST", "/idem/write", body, headers).status == 201;
     };
@@ -54,14 +57,16 @@ struct http_op {
       // A wire cycle's exchanges through the connector, where only the POST writes: the PUT of
       // the slot's staged id is confirmed (200), the DELETE of its deleted id changes nothing
       // (204), the GET of a fresh id is answered 404.
-      return c.request("PUT", slot.staged, body, auth).status == 200 && idempotency_key_post() &&
-             c.request("GET", "/bench/write/" + id, "", auth).status == 404 &&
-             c.request("DELETE", slot.deleted, "", auth).status == 204;
+      return c.request("PUT", slot.staged, body, slot.auth).status == 200 &&
+             idempotency_key_post() &&
+             c.request("GET", "/bench/write/" + id, "", slot.auth).status == 404 &&
+             c.request("DELETE", slot.deleted, "", slot.auth).status == 204;
     }
     const std::string path = "/bench/write/" + id;
     const auto step = [&](int k, const std::string& request_body, unsigned expected) {
       const auto begun = clock_type::now();
-      const bool ok = c.request(step_clock::names[k], path, request_body, auth).status == expected;
+      const bool ok =
+          c.request(step_clock::names[k], path, request_body, slot.auth).status == expected;
       steps->add(k, clock_type::now() - begun);
       return ok;
     };

@@ -198,18 +198,19 @@ json vacuum_report(const json& samples, const std::vector<std::string>& relation
 
 }  // namespace
 
-json long_run(long n, int concurrency, double every, double rate, const settings& s) {
+json long_run(long n, int concurrency, double every, double rate, int owners, const settings& s) {
   test::temp_dir dir;
-  server_process server(
-      dir.path(), s,
-      {"--acceptance-window-seconds", "2", "--sweep-seconds", "1", "--bounded-writes"});
-  const http_op op{{server.port()}, 2};
+  server_process server(dir.path(), s,
+                        {"--acceptance-window-seconds", "2", "--sweep-seconds", "1",
+                         "--bounded-writes", "--principals", std::to_string(owners)});
+  http_op op{{server.port()}, 2};
+  op.owners = owners;
   std::atomic<long> started{0}, finished{0}, errors{0};
   std::vector<std::thread> threads;
   const auto t0 = clock_type::now();
   for (int i = 0; i < concurrency; ++i) {
-    threads.emplace_back([&] {
-      auto c = op.make_slot(0);
+    threads.emplace_back([&, i] {
+      auto c = op.make_slot(i);
       for (long k; (k = started.fetch_add(1)) < n;) {
         if (rate > 0) {
           std::this_thread::sleep_until(

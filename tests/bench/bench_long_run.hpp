@@ -14,6 +14,8 @@ namespace exactly::bench {
 // comes within seconds.
 // `rate` cycles per second at most (0: as fast as the clients go); a fixed rate keeps the window
 // of tombstones the same size all along, so the files can only grow by what is left behind.
-nlohmann::json long_run(long n, int concurrency, double every, double rate, const settings& s);
+// `owners`: the clients make their cycles as that many principals, in turn.
+nlohmann::json long_run(long n, int concurrency, double every, double rate, int owners,
+                        const settings& s);
 
 }  // namespace exactly::bench

@@ -46,6 +46,11 @@ int main(int argc, char** argv) {
   app.add_option("--idempotency-key-window-seconds", key_window_s,
                  "the idempotency-key route deletes keys older than this as it stores new ones")
       ->check(CLI::NonNegativeNumber);
+  int principals = 1;
+  app.add_option("--principals", principals,
+                 "API keys: bench-key (principal bench), and bench-key-N (bench-N) for N up to"
+                 " this minus one")
+      ->check(CLI::Range(1, 1000));
   bool uncounted = false;
   app.add_flag("--drop-counter-triggers", uncounted,
                "SQLite: drop the triggers that keep the row counters, to measure what they cost"
@@ -89,6 +94,8 @@ int main(int argc, char** argv) {
     so.host = address->host;
     so.port = address->port;
     so.api_keys = {{"bench-key", "bench"}};
+    for (int n = 1; n < principals; ++n)
+      so.api_keys.push_back({"bench-key-" + std::to_string(n), "bench-" + std::to_string(n)});
     so.group_commit = !ungrouped;
     so.background_sync = !no_background_sync;
     so.sweep_interval = std::chrono::milliseconds(static_cast<std::int64_t>(sweep_s * 1000));

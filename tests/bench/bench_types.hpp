@@ -16,8 +16,14 @@ namespace exactly::bench {
 
 using clock_type = std::chrono::steady_clock;
 
-inline const std::vector<std::pair<std::string, std::string>> auth = {
-    {"Authorization", "Bearer bench-key"}, {"Content-Type", "application/json"}};
+// A request's headers as principal `owner` of bench-server (--principals): 0 is bench-key's
+// principal "bench", N > 0 bench-key-N's "bench-N".
+inline std::vector<std::pair<std::string, std::string>> auth_as(int owner) {
+  return {{"Authorization", owner == 0 ? std::string("Bearer bench-key")
+                                       : "Bearer bench-key-" + std::to_string(owner)},
+          {"Content-Type", "application/json"}};
+}
+inline const std::vector<std::pair<std::string, std::string>> auth = auth_as(0);
 inline const std::string body = R"({"customer_id":"c-1","amount_cents":1250})";
 
 struct settings {

@@ -183,6 +183,10 @@ int main(int argc, char** argv) {
                  "long run: start at most this many cycles per second (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--sample-seconds", sample_seconds, "long run: sampling period");
+  int long_run_owners = 1;
+  app.add_option("--long-run-owners", long_run_owners,
+                 "long run: the clients stage as this many principals, in turn")
+      ->check(CLI::Range(1, 64));
   CLI11_PARSE(app, argc, argv);
   if (s.fsync_delay_us > 0)
     bench::install_slow_sync_vfs(std::chrono::microseconds(s.fsync_delay_us));
@@ -249,8 +253,8 @@ int main(int argc, char** argv) {
   if (long_run_cycles > 0) {
     if (cluster)
       s.postgres = fresh_schema();
-    out["long_run"] =
-        long_run(long_run_cycles, concurrency.back(), sample_seconds, long_run_rate, s);
+    out["long_run"] = long_run(long_run_cycles, concurrency.back(), sample_seconds, long_run_rate,
+                               long_run_owners, s);
     std::ofstream(json_path) << out.dump(2) << '\n';
     std::printf("figures written to %s\n", json_path.c_str());
     return 0;
