@@ -23,7 +23,6 @@ inline std::vector<std::pair<std::string, std::string>> auth_as(int owner) {
                                        : "Bearer bench-key-" + std::to_string(owner)},
           {"Content-Type", "application/json"}};
 }
-inline const std::vector<std::pair<std::string, std::string>> auth = auth_as(0);
 inline const std::string body = R"({"customer_id":"c-1","amount_cents":1250})";
 
 struct settings {
