@@ -46,6 +46,10 @@ struct storage_sample {
   // PostgreSQL: autovacuum's passes over exactly_interactions so far (pg_stat_user_tables), -1
   // unread; 0 on SQLite.
   std::int64_t vacuum_passes = 0;
+  // PostgreSQL, for each of relation_bytes: an index's pages its free space map offers for reuse
+  // (pg_freespacemap), and its deleted pages, reusable or not yet (pgstattuple's pgstatindex);
+  // -1 for the table and for one not read.
+  std::vector<std::int64_t> free_pages, deleted_pages;
 };
 
 // Reads the server's storage: the SQLite file in `dir` through a reader of its own (WAL: it
@@ -68,6 +72,10 @@ class storage_sampler {
       return;
     }
     pg_.emplace(pg::options{.conninfo = conninfo});
+    // Contrib modules of the postgresql package, in the run's schema (their functions call one
+    // another unqualified).
+    pg_->execute("CREATE EXTENSION IF NOT EXISTS pg_freespacemap");
+    pg_->execute("CREATE EXTENSION IF NOT EXISTS pgstattuple");
     const pg::result names = pg_->query(std::string("SELECT c.relname") + interactions_relations);
     for (int i = 0; i < names.rows(); ++i)
       relations_.push_back(names.text(i, 0));
@@ -81,6 +89,9 @@ class storage_sampler {
               file_bytes(db_.string() + "-wal"),
               sqlite_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1),
               0,
+              {},
+              0,
+              {},
               {}};
     }
     const std::int64_t bytes =
@@ -95,13 +106,23 @@ class storage_sampler {
     std::int64_t backends_kib = 0;
     for (int i = 0; i < backends.rows(); ++i)
       backends_kib += bench::anon_kib(static_cast<pid_t>(backends.int64(i, 0)));
-    const pg::result each = pg_->query(std::string("SELECT c.relname, pg_relation_size(c.oid)") +
-                                       interactions_relations);
-    std::vector<std::int64_t> relation_bytes(relations_.size(), -1);
+    const pg::result each = pg_->query(
+        std::string("SELECT c.relname, pg_relation_size(c.oid),"
+                    " CASE WHEN c.relkind = 'i' THEN (SELECT count(*) FROM pg_freespace(c.oid)"
+                    " f WHERE f.avail > 0) ELSE -1 END,"
+                    " CASE WHEN c.relkind = 'i' THEN (pgstatindex(c.oid::regclass))"
+                    ".deleted_pages ELSE -1 END") +
+        interactions_relations);
+    std::vector<std::int64_t> relation_bytes(relations_.size(), -1),
+        free_pages(relations_.size(), -1), deleted_pages(relations_.size(), -1);
     for (int i = 0; i < each.rows(); ++i) {
       const auto at = std::find(relations_.begin(), relations_.end(), each.text(i, 0));
-      if (at != relations_.end())
-        relation_bytes[static_cast<std::size_t>(at - relations_.begin())] = each.int64(i, 1);
+      if (at == relations_.end())
+        continue;
+      const auto k = static_cast<std::size_t>(at - relations_.begin());
+      relation_bytes[k] = each.int64(i, 1);
+      free_pages[k] = each.int64(i, 2);
+      deleted_pages[k] = each.int64(i, 3);
     }
     return {bytes,
             0,
@@ -110,7 +131,9 @@ class storage_sampler {
             std::move(relation_bytes),
             pg_->query_int64("SELECT autovacuum_count FROM pg_stat_user_tables"
                              " WHERE relid = 'exactly_interactions'::regclass")
-                .value_or(-1)};
+                .value_or(-1),
+            std::move(free_pages),
+            std::move(deleted_pages)};
   }
 
  private:
@@ -196,6 +219,57 @@ json vacuum_report(const json& samples, const std::vector<std::string>& relation
   return out;
 }
 
+// Each index of `relations` whose pages `samples` read: by tenth of the samples (`tenth` samples
+// each, the last tenth taking the rest; as many tenths as samples if fewer than 10), its pages at
+// the tenth's end and the most it took in one sample (its pages less those its free space map
+// offered), -1 for a tenth with no reading; and the pages the map offered in the reading before
+// each growth after the first tenth. PostgreSQL extends an index only when its map offers no page,
+// so those should read 0, and its size is then the most it has taken so far.
+json index_pages_report(const json& samples, const std::vector<std::string>& relations,
+                        std::size_t tenth) {
+  constexpr std::int64_t page_bytes = 8192;
+  json out = json::object();
+  for (const std::string& relation : relations) {
+    const std::size_t tenths = std::min<std::size_t>(10, samples.size());
+    std::vector<std::int64_t> pages_at(tenths, -1), taken_max(tenths, -1), free_before;
+    std::int64_t high = -1, free_last = -1;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const json& at = samples[i];
+      const std::int64_t bytes = at["postgres_relation_bytes"][relation].get<std::int64_t>();
+      const auto index = at.find("postgres_index_pages");
+      if (bytes < 0 || index == at.end() || !index->contains(relation))
+        continue;
+      const std::int64_t pages = bytes / page_bytes;
+      const std::int64_t free = (*index)[relation]["free"].get<std::int64_t>();
+      const std::size_t k = std::min(tenths - 1, i / tenth);
+      pages_at[k] = pages;
+      taken_max[k] = std::max(taken_max[k], pages - free);
+      if (i >= tenth && high >= 0 && pages > high)
+        free_before.push_back(free_last);
+      high = std::max(high, pages);
+      free_last = free;
+    }
+    if (high < 0)
+      continue;
+    const auto print = [](const char* what, const std::vector<std::int64_t>& v) {
+      std::printf("%s", what);
+      for (const std::int64_t x : v)
+        std::printf(" %lld", static_cast<long long>(x));
+    };
+    std::printf("index %s", relation.c_str());
+    print(", pages at each tenth's end:", pages_at);
+    print("; most taken in a sample of each tenth:", taken_max);
+    std::printf("; its map's free pages before each of its %zu growths after the first tenth:",
+                free_before.size());
+    print("", free_before);
+    std::printf("\n");
+    out[relation] = {{"pages_by_tenth", pages_at},
+                     {"taken_max_by_tenth", taken_max},
+                     {"free_before_growths", free_before}};
+  }
+  return out;
+}
+
 }  // namespace
 
 json long_run(long n, int concurrency, double every, double rate, int owners, const settings& s) {
@@ -203,6 +277,8 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
   server_process server(dir.path(), s,
                         {"--acceptance-window-seconds", "2", "--sweep-seconds", "1",
                          "--bounded-writes", "--principals", std::to_string(owners)});
+  // Made before the load starts, so that a failure to read the storage stops the run cleanly.
+  storage_sampler storage(dir.path(), s.postgres);
   http_op op{{server.port()}, 2};
   op.owners = owners;
   std::atomic<long> started{0}, finished{0}, errors{0};
@@ -234,7 +310,6 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
   std::vector<sample_row> rows;
   rows.reserve(rate > 0 ? static_cast<std::size_t>(static_cast<double>(n) / rate / every) + 64
                         : 4096);
-  storage_sampler storage(dir.path(), s.postgres);
   std::printf("the server on %s\n", s.postgres.empty()
                                         ? "SQLite (server db B: the file; WAL B: its WAL)"
                                         : "PostgreSQL (server db B: its schema's tables)");
@@ -243,7 +318,15 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
   for (bool last = false; !last;) {
     std::this_thread::sleep_for(std::chrono::duration<double>(every));
     last = finished.load() >= n;
-    const storage_sample stored = storage();
+    storage_sample stored;
+    try {
+      stored = storage();
+    } catch (...) {
+      started = n;  // the clients stop after their cycle in flight
+      for (auto& t : threads)
+        t.join();
+      throw;
+    }
     const sample_row& r = rows.emplace_back(
         sample_row{std::chrono::duration<double>(clock_type::now() - t0).count(), finished.load(),
                    bench::rss_kib(server.pid()), bench::rss_kib(getpid()), stored});
@@ -271,6 +354,12 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
           r.stored.relation_bytes.at(i);
     if (!s.postgres.empty())
       samples.back()["postgres_vacuum_passes"] = r.stored.vacuum_passes;
+    for (std::size_t i = 0; i < storage.relations().size(); ++i) {
+      if (r.stored.free_pages.at(i) >= 0) {
+        samples.back()["postgres_index_pages"][storage.relations()[i]] = {
+            {"free", r.stored.free_pages[i]}, {"deleted", r.stored.deleted_pages.at(i)}};
+      }
+    }
   }
   json out = {{"cycles", n}, {"rate", rate}, {"errors", errors.load()}, {"samples", samples}};
   std::printf("%ld cycles, %ld errors\n", n, errors.load());
@@ -319,8 +408,10 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
         },
         out["postgres_relations"], true);
   }
-  if (!s.postgres.empty())
+  if (!s.postgres.empty()) {
     out["postgres_vacuum"] = vacuum_report(samples, storage.relations(), tenth);
+    out["postgres_index_pages"] = index_pages_report(samples, storage.relations(), tenth);
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 # A short exactly-bench --long-run whose JSON must hold samples, no errors, and a growth figure
-# for each quantity sampled; on PostgreSQL also each relation's, and autovacuum's passes read at
-# every sample and dated.
+# for each quantity sampled; on PostgreSQL also each relation's, autovacuum's passes read at every
+# sample and dated, and each index's free and deleted pages read at every sample and reported by
+# tenth.
 #   cmake -DBENCH=<exactly-bench> -DJSON=<file> [-DENGINE=postgres] -P <this>
 cmake_minimum_required(VERSION 3.22)
 set(engine_args "")
@@ -46,12 +47,35 @@ if(ENGINE STREQUAL "postgres")
   if(missing OR NOT dated EQUAL relations)
     message(FATAL_ERROR "growths dated for '${dated}' of ${relations} relations ${missing}")
   endif()
-  # Every sample read autovacuum's count (-1: a failed reading).
+  # Every index (each relation but the table) reported by tenth.
+  string(JSON indexes ERROR_VARIABLE missing LENGTH "${out}" long_run postgres_index_pages)
+  math(EXPR expected "${relations} - 1")
+  if(missing OR NOT indexes EQUAL expected)
+    message(FATAL_ERROR "index pages for '${indexes}' of ${expected} indexes ${missing}")
+  endif()
+  math(EXPR last_index "${indexes} - 1")
+  foreach(i RANGE ${last_index})
+    string(JSON index MEMBER "${out}" long_run postgres_index_pages ${i})
+    string(JSON tenths LENGTH "${out}" long_run postgres_index_pages ${index} taken_max_by_tenth)
+    math(EXPR last_tenth "${tenths} - 1")
+    string(JSON taken GET "${out}" long_run postgres_index_pages ${index} taken_max_by_tenth
+           ${last_tenth})
+    if(tenths LESS 3 OR taken LESS 1)
+      message(FATAL_ERROR "${index}: ${tenths} tenths, the last took ${taken} pages")
+    endif()
+  endforeach()
+  # Every sample read autovacuum's count (-1: a failed reading) and each index's free and deleted
+  # pages.
   math(EXPR last "${samples} - 1")
   foreach(i RANGE ${last})
     string(JSON count GET "${out}" long_run samples ${i} postgres_vacuum_passes)
     if(count LESS 0)
       message(FATAL_ERROR "sample ${i} did not read autovacuum's passes")
+    endif()
+    string(JSON read ERROR_VARIABLE missing LENGTH "${out}" long_run samples ${i}
+           postgres_index_pages)
+    if(missing OR NOT read EQUAL indexes)
+      message(FATAL_ERROR "sample ${i} read the pages of '${read}' of ${indexes} indexes")
     endif()
   endforeach()
 endif()

@@ -250,8 +250,14 @@ int main(int argc, char** argv) {
   if (long_run_cycles > 0) {
     if (cluster)
       s.postgres = fresh_schema();
-    out["long_run"] = long_run(long_run_cycles, concurrency.back(), sample_seconds, long_run_rate,
-                               long_run_owners, s);
+    // Caught here, so that the server and the cluster are stopped on the way out.
+    try {
+      out["long_run"] = long_run(long_run_cycles, concurrency.back(), sample_seconds, long_run_rate,
+                                 long_run_owners, s);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "exactly-bench --long-run: %s\n", e.what());
+      return 1;
+    }
     std::ofstream(json_path) << out.dump(2) << '\n';
     std::printf("figures written to %s\n", json_path.c_str());
     return 0;
