@@ -224,14 +224,19 @@ json vacuum_report(const json& samples, const std::vector<std::string>& relation
 // the tenth's end and the most it took in one sample (its pages less those its free space map
 // offered), -1 for a tenth with no reading; and the pages the map offered in the reading before
 // each growth after the first tenth. PostgreSQL extends an index only when its map offers no page,
-// so those should read 0, and its size is then the most it has taken so far.
+// so those should read 0, and its size is then the most it has taken so far. What it takes is its
+// live pages, the metapage, and its deleted pages that wait for a pass to put them in its map (a
+// pass puts there the pages an earlier pass deleted, and those it deleted itself if no
+// transaction older than their deletion is still open at its end); the most of each of those two
+// in a sample, by tenth, as well.
 json index_pages_report(const json& samples, const std::vector<std::string>& relations,
                         std::size_t tenth) {
   constexpr std::int64_t page_bytes = 8192;
   json out = json::object();
   for (const std::string& relation : relations) {
     const std::size_t tenths = std::min<std::size_t>(10, samples.size());
-    std::vector<std::int64_t> pages_at(tenths, -1), taken_max(tenths, -1), free_before;
+    std::vector<std::int64_t> pages_at(tenths, -1), taken_max(tenths, -1), live_max(tenths, -1),
+        waiting_max(tenths, -1), free_before;
     std::int64_t high = -1, free_last = -1;
     for (std::size_t i = 0; i < samples.size(); ++i) {
       const json& at = samples[i];
@@ -241,9 +246,12 @@ json index_pages_report(const json& samples, const std::vector<std::string>& rel
         continue;
       const std::int64_t pages = bytes / page_bytes;
       const std::int64_t free = (*index)[relation]["free"].get<std::int64_t>();
+      const std::int64_t deleted = (*index)[relation]["deleted"].get<std::int64_t>();
       const std::size_t k = std::min(tenths - 1, i / tenth);
       pages_at[k] = pages;
       taken_max[k] = std::max(taken_max[k], pages - free);
+      live_max[k] = std::max(live_max[k], pages - 1 - deleted);  // 1: the metapage
+      waiting_max[k] = std::max(waiting_max[k], deleted - free);
       if (i >= tenth && high >= 0 && pages > high)
         free_before.push_back(free_last);
       high = std::max(high, pages);
@@ -259,12 +267,16 @@ json index_pages_report(const json& samples, const std::vector<std::string>& rel
     std::printf("index %s", relation.c_str());
     print(", pages at each tenth's end:", pages_at);
     print("; most taken in a sample of each tenth:", taken_max);
+    print("; most live:", live_max);
+    print("; most deleted and not yet in its map:", waiting_max);
     std::printf("; its map's free pages before each of its %zu growths after the first tenth:",
                 free_before.size());
     print("", free_before);
     std::printf("\n");
     out[relation] = {{"pages_by_tenth", pages_at},
                      {"taken_max_by_tenth", taken_max},
+                     {"live_max_by_tenth", live_max},
+                     {"waiting_max_by_tenth", waiting_max},
                      {"free_before_growths", free_before}};
   }
   return out;
