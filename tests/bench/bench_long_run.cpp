@@ -5,6 +5,7 @@
 #include "bench_http_load.hpp"
 #include "bench_server_process.hpp"
 #include "process_stats.hpp"
+#include "vacuum_log.hpp"
 
 #include <echo_server.hpp>
 
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -76,6 +78,7 @@ class storage_sampler {
     // another unqualified).
     pg_->execute("CREATE EXTENSION IF NOT EXISTS pg_freespacemap");
     pg_->execute("CREATE EXTENSION IF NOT EXISTS pgstattuple");
+    schema_ = pg_->query("SELECT current_schema()").text(0, 0);
     const pg::result names = pg_->query(std::string("SELECT c.relname") + interactions_relations);
     for (int i = 0; i < names.rows(); ++i)
       relations_.push_back(names.text(i, 0));
@@ -83,6 +86,7 @@ class storage_sampler {
   // exactly_interactions and its indexes, by name (the server has made them before it listens);
   // empty on SQLite.
   const std::vector<std::string>& relations() const { return relations_; }
+  const std::string& schema() const { return schema_; }  // PostgreSQL: the server's schema
   storage_sample operator()() {
     if (sqlite_) {
       return {file_bytes(db_),
@@ -141,6 +145,7 @@ class storage_sampler {
   std::optional<sqlite::connection> sqlite_;
   std::optional<pg::connection> pg_;
   std::vector<std::string> relations_;
+  std::string schema_;
 };
 
 // The autovacuum passes over exactly_interactions that `samples` saw (a pass is dated by the
@@ -282,9 +287,67 @@ json index_pages_report(const json& samples, const std::vector<std::string>& rel
   return out;
 }
 
+// For each index in `passes` (autovacuum's over exactly_interactions, from the cluster's log):
+// how many passes left every page they deleted, or some, waiting for the next pass, and the most
+// one pass deleted. With `index_pages` (index_pages_report), a bound on the index: at any time it
+// takes its live pages, the metapage and the deleted pages not yet in its map, and those are at
+// most what the last pass deleted as long as each pass puts in the map what the one before
+// deleted (no transaction open from one pass to the next). So the most live pages in a sample
+// plus the most one pass deleted plus 1 bounds it, give or take what a sampling period adds.
+json vacuum_log_report(const std::vector<vacuum_pass>& passes, const json& index_pages) {
+  std::map<std::string, json> by_index;
+  for (const vacuum_pass& pass : passes) {
+    for (const auto& [name, p] : pass.indexes) {
+      json& i = by_index
+                    .try_emplace(name, json{{"passes", 0},
+                                            {"left_all_waiting", 0},
+                                            {"left_some_waiting", 0},
+                                            {"most_newly_deleted", 0}})
+                    .first->second;
+      const std::int64_t waiting = p.currently_deleted - p.reusable;
+      i["passes"] = i["passes"].get<int>() + 1;
+      if (p.newly_deleted > 0 && waiting >= p.newly_deleted)
+        i["left_all_waiting"] = i["left_all_waiting"].get<int>() + 1;
+      else if (waiting > 0)
+        i["left_some_waiting"] = i["left_some_waiting"].get<int>() + 1;
+      i["most_newly_deleted"] =
+          std::max(i["most_newly_deleted"].get<std::int64_t>(), p.newly_deleted);
+    }
+  }
+  json out = json::object();
+  std::printf("autovacuum's passes over exactly_interactions in the cluster's log: %zu\n",
+              passes.size());
+  for (auto& [name, i] : by_index) {
+    std::printf(
+        "index %s: %d passes, %d left every page they deleted waiting for the next, %d "
+        "some; at most %lld deleted by one pass",
+        name.c_str(), i["passes"].get<int>(), i["left_all_waiting"].get<int>(),
+        i["left_some_waiting"].get<int>(),
+        static_cast<long long>(i["most_newly_deleted"].get<std::int64_t>()));
+    if (index_pages.contains(name)) {
+      std::int64_t live = -1, pages = -1;
+      for (const json& l : index_pages[name]["live_max_by_tenth"])
+        live = std::max(live, l.get<std::int64_t>());
+      for (const json& p : index_pages[name]["pages_by_tenth"])
+        pages = std::max(pages, p.get<std::int64_t>());
+      const std::int64_t bound = live + i["most_newly_deleted"].get<std::int64_t>() + 1;
+      i["most_live"] = live;
+      i["bound_pages"] = bound;
+      i["pages_at_end"] = pages;
+      std::printf("; most live %lld: bound %lld pages, %lld at the end",
+                  static_cast<long long>(live), static_cast<long long>(bound),
+                  static_cast<long long>(pages));
+    }
+    std::printf("\n");
+    out[name] = i;
+  }
+  return out;
+}
+
 }  // namespace
 
-json long_run(long n, int concurrency, double every, double rate, int owners, const settings& s) {
+json long_run(long n, int concurrency, double every, double rate, int owners, const settings& s,
+              const std::string& postgres_log) {
   test::temp_dir dir;
   server_process server(dir.path(), s,
                         {"--acceptance-window-seconds", "2", "--sweep-seconds", "1",
@@ -423,6 +486,12 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
   if (!s.postgres.empty()) {
     out["postgres_vacuum"] = vacuum_report(samples, storage.relations(), tenth);
     out["postgres_index_pages"] = index_pages_report(samples, storage.relations(), tenth);
+    std::ifstream log(postgres_log);
+    if (!log)
+      throw std::runtime_error("cannot read the cluster's log " + postgres_log);
+    out["postgres_vacuum_log"] =
+        vacuum_log_report(read_vacuum_passes(log, storage.schema(), "exactly_interactions"),
+                          out["postgres_index_pages"]);
   }
   return out;
 }

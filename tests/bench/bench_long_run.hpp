@@ -14,8 +14,9 @@ namespace exactly::bench {
 // comes within seconds.
 // `rate` cycles per second at most (0: as fast as the clients go); a fixed rate keeps the window
 // of tombstones the same size all along, so the files can only grow by what is left behind.
-// `owners`: the clients make their cycles as that many principals, in turn.
+// `owners`: the clients make their cycles as that many principals, in turn. `postgres_log`: the
+// cluster's log, where autovacuum's passes are read (log_autovacuum_min_duration=0); "" on SQLite.
 nlohmann::json long_run(long n, int concurrency, double every, double rate, int owners,
-                        const settings& s);
+                        const settings& s, const std::string& postgres_log);
 
 }  // namespace exactly::bench

@@ -1,15 +1,16 @@
 # A short exactly-bench --long-run whose JSON must hold samples, no errors, and a growth figure
 # for each quantity sampled; on PostgreSQL also each relation's, autovacuum's passes read at every
-# sample and dated, and each index's free and deleted pages read at every sample and reported by
-# tenth.
+# sample and dated, each index's free and deleted pages read at every sample and reported by
+# tenth, and autovacuum's passes read from the cluster's log with a bound for each index.
 #   cmake -DBENCH=<exactly-bench> -DJSON=<file> [-DENGINE=postgres] -P <this>
 cmake_minimum_required(VERSION 3.22)
 set(engine_args "")
 if(ENGINE STREQUAL "postgres")
-  set(engine_args --engine postgres)
+  # Autovacuum every second, so that the run's log holds its passes.
+  set(engine_args --engine postgres --postgres-setting autovacuum_naptime=1s)
 endif()
 execute_process(
-  COMMAND ${BENCH} ${engine_args} --long-run 1500 --long-run-rate 500 --concurrency 4
+  COMMAND ${BENCH} ${engine_args} --long-run 3000 --long-run-rate 500 --concurrency 4
           --sample-seconds 0.5 --json ${JSON}
   RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
@@ -64,6 +65,18 @@ if(ENGINE STREQUAL "postgres")
       message(FATAL_ERROR "${index}: ${tenths} tenths, the last took ${taken} pages")
     endif()
   endforeach()
+  # Autovacuum's passes read from the cluster's log, and a bound for each index they name.
+  string(JSON logged ERROR_VARIABLE missing LENGTH "${out}" long_run postgres_vacuum_log)
+  if(missing OR logged LESS 1)
+    message(FATAL_ERROR "no index in autovacuum's logged passes: '${logged}' ${missing}")
+  endif()
+  string(JSON index MEMBER "${out}" long_run postgres_vacuum_log 0)
+  string(JSON passes GET "${out}" long_run postgres_vacuum_log ${index} passes)
+  string(JSON bound ERROR_VARIABLE missing GET "${out}" long_run postgres_vacuum_log ${index}
+         bound_pages)
+  if(missing OR passes LESS 1 OR bound LESS 2)
+    message(FATAL_ERROR "${index}: ${passes} passes, bound '${bound}' ${missing}")
+  endif()
   # Every sample read autovacuum's count (-1: a failed reading) and each index's free and deleted
   # pages.
   math(EXPR last "${samples} - 1")

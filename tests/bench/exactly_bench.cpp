@@ -206,6 +206,13 @@ int main(int argc, char** argv) {
   std::optional<test::pg_cluster> cluster;
   if (engine == "postgres")
     cluster.emplace();
+  // A long run reads autovacuum's passes from the cluster's log, unless told otherwise.
+  if (cluster && long_run_cycles > 0 &&
+      std::none_of(postgres_settings.begin(), postgres_settings.end(), [](const std::string& s) {
+        return s.starts_with("log_autovacuum_min_duration=");
+      })) {
+    postgres_settings.push_back("log_autovacuum_min_duration=0");
+  }
   if (!postgres_settings.empty()) {
     if (!cluster) {
       std::fprintf(stderr, "--postgres-setting needs --engine postgres\n");
@@ -253,7 +260,7 @@ int main(int argc, char** argv) {
     // Caught here, so that the server and the cluster are stopped on the way out.
     try {
       out["long_run"] = long_run(long_run_cycles, concurrency.back(), sample_seconds, long_run_rate,
-                                 long_run_owners, s);
+                                 long_run_owners, s, cluster ? cluster->log_path() : "");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "exactly-bench --long-run: %s\n", e.what());
       return 1;

@@ -21,6 +21,7 @@ class pg_cluster {
   // Superuser connection string to database `postgres`.
   const std::string& conninfo() const { return conninfo_; }
   const std::string& dir() const { return dir_; }
+  std::string log_path() const { return dir_ + "/log"; }  // the server's log (pg_ctl -l)
   int port() const { return port_; }
   // Creates an empty schema and returns a connection string whose search_path is that schema:
   // every test gets tables of its own in the one cluster.
