@@ -18,6 +18,8 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -44,14 +46,14 @@ struct storage_sample {
   // PostgreSQL: the main fork (pg_relation_size) of exactly_interactions and of each of its
   // indexes, in the order of storage_sampler::relations(), -1 for one this sample did not find;
   // empty on SQLite.
-  std::vector<std::int64_t> relation_bytes;
+  std::vector<std::int64_t> relation_bytes{};
   // PostgreSQL: autovacuum's passes over exactly_interactions so far (pg_stat_user_tables), -1
   // unread; 0 on SQLite.
   std::int64_t vacuum_passes = 0;
-  // PostgreSQL, for each of relation_bytes: an index's pages its free space map offers for reuse
-  // (pg_freespacemap), and its deleted pages, reusable or not yet (pgstattuple's pgstatindex);
-  // -1 for the table and for one not read.
-  std::vector<std::int64_t> free_pages, deleted_pages;
+  // PostgreSQL, for each of relation_bytes: an index's pages, those its free space map offers for
+  // reuse (pg_freespacemap), and its deleted pages, reusable or not yet (pgstattuple's
+  // pgstatindex), read in one statement; -1 for the table and for one not read.
+  std::vector<std::int64_t> index_pages{}, free_pages{}, deleted_pages{};
 };
 
 // Reads the server's storage: the SQLite file in `dir` through a reader of its own (WAL: it
@@ -75,7 +77,7 @@ class storage_sampler {
     }
     pg_.emplace(pg::options{.conninfo = conninfo});
     // Contrib modules of the postgresql package, in the run's schema (their functions call one
-    // another unqualified).
+    // another unqualified; the cluster is the run's own, so they are nowhere else).
     pg_->execute("CREATE EXTENSION IF NOT EXISTS pg_freespacemap");
     pg_->execute("CREATE EXTENSION IF NOT EXISTS pgstattuple");
     schema_ = pg_->query("SELECT current_schema()").text(0, 0);
@@ -89,14 +91,10 @@ class storage_sampler {
   const std::string& schema() const { return schema_; }  // PostgreSQL: the server's schema
   storage_sample operator()() {
     if (sqlite_) {
-      return {file_bytes(db_),
-              file_bytes(db_.string() + "-wal"),
-              sqlite_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1),
-              0,
-              {},
-              0,
-              {},
-              {}};
+      return {
+          .file_bytes = file_bytes(db_),
+          .wal_bytes = file_bytes(db_.string() + "-wal"),
+          .rows = sqlite_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1)};
     }
     const std::int64_t bytes =
         pg_->query_int64(
@@ -112,32 +110,36 @@ class storage_sampler {
       backends_kib += bench::anon_kib(static_cast<pid_t>(backends.int64(i, 0)));
     const pg::result each = pg_->query(
         std::string("SELECT c.relname, pg_relation_size(c.oid),"
+                    " CASE WHEN c.relkind = 'i' THEN pg_relation_size(c.oid)"
+                    " / current_setting('block_size')::bigint ELSE -1 END,"
                     " CASE WHEN c.relkind = 'i' THEN (SELECT count(*) FROM pg_freespace(c.oid)"
                     " f WHERE f.avail > 0) ELSE -1 END,"
                     " CASE WHEN c.relkind = 'i' THEN (pgstatindex(c.oid::regclass))"
                     ".deleted_pages ELSE -1 END") +
         interactions_relations);
     std::vector<std::int64_t> relation_bytes(relations_.size(), -1),
-        free_pages(relations_.size(), -1), deleted_pages(relations_.size(), -1);
+        index_pages(relations_.size(), -1), free_pages(relations_.size(), -1),
+        deleted_pages(relations_.size(), -1);
     for (int i = 0; i < each.rows(); ++i) {
       const auto at = std::find(relations_.begin(), relations_.end(), each.text(i, 0));
       if (at == relations_.end())
         continue;
       const auto k = static_cast<std::size_t>(at - relations_.begin());
       relation_bytes[k] = each.int64(i, 1);
-      free_pages[k] = each.int64(i, 2);
-      deleted_pages[k] = each.int64(i, 3);
+      index_pages[k] = each.int64(i, 2);
+      free_pages[k] = each.int64(i, 3);
+      deleted_pages[k] = each.int64(i, 4);
     }
-    return {bytes,
-            0,
-            pg_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1),
-            backends_kib,
-            std::move(relation_bytes),
-            pg_->query_int64("SELECT autovacuum_count FROM pg_stat_user_tables"
-                             " WHERE relid = 'exactly_interactions'::regclass")
-                .value_or(-1),
-            std::move(free_pages),
-            std::move(deleted_pages)};
+    return {.file_bytes = bytes,
+            .rows = pg_->query_int64("SELECT count(*) FROM exactly_interactions").value_or(-1),
+            .backends_kib = backends_kib,
+            .relation_bytes = std::move(relation_bytes),
+            .vacuum_passes = pg_->query_int64("SELECT autovacuum_count FROM pg_stat_user_tables"
+                                              " WHERE relid = 'exactly_interactions'::regclass")
+                                 .value_or(-1),
+            .index_pages = std::move(index_pages),
+            .free_pages = std::move(free_pages),
+            .deleted_pages = std::move(deleted_pages)};
   }
 
  private:
@@ -224,39 +226,37 @@ json vacuum_report(const json& samples, const std::vector<std::string>& relation
   return out;
 }
 
-// Each index of `relations` whose pages `samples` read: by tenth of the samples (`tenth` samples
-// each, the last tenth taking the rest; as many tenths as samples if fewer than 10), its pages at
-// the tenth's end and the most it took in one sample (its pages less those its free space map
-// offered), -1 for a tenth with no reading; and the pages the map offered in the reading before
-// each growth after the first tenth. PostgreSQL extends an index only when its map offers no page,
-// so those should read 0, and its size is then the most it has taken so far. What it takes is its
-// live pages, the metapage, and its deleted pages that wait for a pass to put them in its map (a
-// pass puts there the pages an earlier pass deleted, and those it deleted itself if no
-// transaction older than their deletion is still open at its end); the most of each of those two
-// in a sample, by tenth, as well.
+// Each index of `relations` whose pages `samples` read, by tenth of the samples (the samples
+// spread evenly over ten, or one tenth a sample if fewer): its pages at the tenth's end, and the
+// most in one sample of what it took (its pages less those its free space map offered), of its
+// live pages (less the metapage and its deleted pages) and of its deleted pages not in the map
+// (at least 0: the two counts are read one after the other); -1 for a tenth with no reading. And
+// the pages the map offered in the reading before each growth after the first tenth: PostgreSQL
+// extends an index only when its map offers no page, so those read 0 unless the map's pages went
+// within the sampling period.
 json index_pages_report(const json& samples, const std::vector<std::string>& relations,
                         std::size_t tenth) {
-  constexpr std::int64_t page_bytes = 8192;
   json out = json::object();
+  const std::size_t tenths = std::min<std::size_t>(10, samples.size());
   for (const std::string& relation : relations) {
-    const std::size_t tenths = std::min<std::size_t>(10, samples.size());
     std::vector<std::int64_t> pages_at(tenths, -1), taken_max(tenths, -1), live_max(tenths, -1),
         waiting_max(tenths, -1), free_before;
     std::int64_t high = -1, free_last = -1;
     for (std::size_t i = 0; i < samples.size(); ++i) {
-      const json& at = samples[i];
-      const std::int64_t bytes = at["postgres_relation_bytes"][relation].get<std::int64_t>();
-      const auto index = at.find("postgres_index_pages");
-      if (bytes < 0 || index == at.end() || !index->contains(relation))
+      const auto index = samples[i].find("postgres_index_pages");
+      if (index == samples[i].end() || !index->contains(relation))
         continue;
-      const std::int64_t pages = bytes / page_bytes;
-      const std::int64_t free = (*index)[relation]["free"].get<std::int64_t>();
-      const std::int64_t deleted = (*index)[relation]["deleted"].get<std::int64_t>();
-      const std::size_t k = std::min(tenths - 1, i / tenth);
+      const json& read = (*index)[relation];
+      const std::int64_t pages = read["pages"].get<std::int64_t>();
+      const std::int64_t free = read["free"].get<std::int64_t>();
+      const std::int64_t deleted = read["deleted"].get<std::int64_t>();
+      if (pages < 0 || free < 0 || deleted < 0)
+        continue;
+      const std::size_t k = i * tenths / samples.size();
       pages_at[k] = pages;
       taken_max[k] = std::max(taken_max[k], pages - free);
       live_max[k] = std::max(live_max[k], pages - 1 - deleted);  // 1: the metapage
-      waiting_max[k] = std::max(waiting_max[k], deleted - free);
+      waiting_max[k] = std::max(waiting_max[k], std::max<std::int64_t>(0, deleted - free));
       if (i >= tenth && high >= 0 && pages > high)
         free_before.push_back(free_last);
       high = std::max(high, pages);
@@ -287,59 +287,79 @@ json index_pages_report(const json& samples, const std::vector<std::string>& rel
   return out;
 }
 
-// For each index in `passes` (autovacuum's over exactly_interactions, from the cluster's log):
-// how many passes left every page they deleted, or some, waiting for the next pass, and the most
-// one pass deleted. With `index_pages` (index_pages_report), a bound on the index: at any time it
-// takes its live pages, the metapage and the deleted pages not yet in its map, and those are at
-// most what the last pass deleted as long as each pass puts in the map what the one before
-// deleted (no transaction open from one pass to the next). So the most live pages in a sample
-// plus the most one pass deleted plus 1 bounds it, give or take what a sampling period adds.
+// One index over autovacuum's logged passes (vacuum_log_report).
+struct index_passes {
+  int passes = 0;
+  int left_all_waiting = 0;      // every page it deleted waits for the next pass
+  int left_some_waiting = 0;     // some of them do
+  int left_earlier_waiting = 0;  // pages an earlier pass deleted wait still
+  std::int64_t most_newly_deleted = 0;
+  // The most deleted pages out of the map at once, over a pass: those the pass before left
+  // waiting and those the pass deleted, before its end puts them in the map.
+  std::int64_t most_waiting_in_pass = 0;
+};
+
+// For each index in `passes` (autovacuum's over exactly_interactions, from the cluster's log): how
+// many passes left every page they deleted, or some, waiting for the next pass, or left waiting
+// pages an earlier pass deleted, and the most one pass deleted. With `index_pages`
+// (index_pages_report), an estimate of the most the index can take: its most live pages, the
+// metapage, and the most deleted pages out of the map at once over a pass. It holds while the
+// pages out of the map are only the ones the log counts: PostgreSQL also takes a page out of the
+// map when a split finds it locked (the sampler's pgstatindex locks each page in turn), and a
+// transaction open from one pass to the next, anywhere in the cluster, keeps pages out of it.
 json vacuum_log_report(const std::vector<vacuum_pass>& passes, const json& index_pages) {
-  std::map<std::string, json> by_index;
+  std::map<std::string, index_passes> by_index;
+  std::map<std::string, std::int64_t> waiting_before;
   for (const vacuum_pass& pass : passes) {
     for (const auto& [name, p] : pass.indexes) {
-      json& i = by_index
-                    .try_emplace(name, json{{"passes", 0},
-                                            {"left_all_waiting", 0},
-                                            {"left_some_waiting", 0},
-                                            {"most_newly_deleted", 0}})
-                    .first->second;
-      const std::int64_t waiting = p.currently_deleted - p.reusable;
-      i["passes"] = i["passes"].get<int>() + 1;
+      index_passes& i = by_index[name];
+      const std::int64_t waiting = std::max<std::int64_t>(0, p.currently_deleted - p.reusable);
+      ++i.passes;
       if (p.newly_deleted > 0 && waiting >= p.newly_deleted)
-        i["left_all_waiting"] = i["left_all_waiting"].get<int>() + 1;
-      else if (waiting > 0)
-        i["left_some_waiting"] = i["left_some_waiting"].get<int>() + 1;
-      i["most_newly_deleted"] =
-          std::max(i["most_newly_deleted"].get<std::int64_t>(), p.newly_deleted);
+        ++i.left_all_waiting;
+      else if (p.newly_deleted > 0 && waiting > 0)
+        ++i.left_some_waiting;
+      if (waiting > p.newly_deleted)
+        ++i.left_earlier_waiting;
+      i.most_newly_deleted = std::max(i.most_newly_deleted, p.newly_deleted);
+      i.most_waiting_in_pass =
+          std::max(i.most_waiting_in_pass, waiting_before[name] + p.newly_deleted);
+      waiting_before[name] = waiting;
     }
   }
   json out = json::object();
   std::printf("autovacuum's passes over exactly_interactions in the cluster's log: %zu\n",
               passes.size());
-  for (auto& [name, i] : by_index) {
+  for (const auto& [name, i] : by_index) {
+    json o = {{"passes", i.passes},
+              {"left_all_waiting", i.left_all_waiting},
+              {"left_some_waiting", i.left_some_waiting},
+              {"left_earlier_waiting", i.left_earlier_waiting},
+              {"most_newly_deleted", i.most_newly_deleted},
+              {"most_waiting_in_pass", i.most_waiting_in_pass}};
     std::printf(
-        "index %s: %d passes, %d left every page they deleted waiting for the next, %d "
-        "some; at most %lld deleted by one pass",
-        name.c_str(), i["passes"].get<int>(), i["left_all_waiting"].get<int>(),
-        i["left_some_waiting"].get<int>(),
-        static_cast<long long>(i["most_newly_deleted"].get<std::int64_t>()));
+        "index %s: %d passes; %d left every page they deleted waiting for the next, %d "
+        "some, %d pages of an earlier pass; at most %lld deleted by one pass, %lld out "
+        "of the map over one",
+        name.c_str(), i.passes, i.left_all_waiting, i.left_some_waiting, i.left_earlier_waiting,
+        static_cast<long long>(i.most_newly_deleted),
+        static_cast<long long>(i.most_waiting_in_pass));
     if (index_pages.contains(name)) {
       std::int64_t live = -1, pages = -1;
       for (const json& l : index_pages[name]["live_max_by_tenth"])
         live = std::max(live, l.get<std::int64_t>());
       for (const json& p : index_pages[name]["pages_by_tenth"])
-        pages = std::max(pages, p.get<std::int64_t>());
-      const std::int64_t bound = live + i["most_newly_deleted"].get<std::int64_t>() + 1;
-      i["most_live"] = live;
-      i["bound_pages"] = bound;
-      i["pages_at_end"] = pages;
-      std::printf("; most live %lld: bound %lld pages, %lld at the end",
-                  static_cast<long long>(live), static_cast<long long>(bound),
+        pages = p.get<std::int64_t>() >= 0 ? p.get<std::int64_t>() : pages;
+      const std::int64_t most = live + 1 + i.most_waiting_in_pass;
+      o["most_live"] = live;
+      o["most_pages_estimate"] = most;
+      o["pages_at_end"] = pages;
+      std::printf("; most live %lld: at most about %lld pages, %lld at the end",
+                  static_cast<long long>(live), static_cast<long long>(most),
                   static_cast<long long>(pages));
     }
     std::printf("\n");
-    out[name] = i;
+    out[name] = std::move(o);
   }
   return out;
 }
@@ -432,7 +452,9 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
     for (std::size_t i = 0; i < storage.relations().size(); ++i) {
       if (r.stored.free_pages.at(i) >= 0) {
         samples.back()["postgres_index_pages"][storage.relations()[i]] = {
-            {"free", r.stored.free_pages[i]}, {"deleted", r.stored.deleted_pages.at(i)}};
+            {"pages", r.stored.index_pages.at(i)},
+            {"free", r.stored.free_pages[i]},
+            {"deleted", r.stored.deleted_pages.at(i)}};
       }
     }
   }

@@ -208,8 +208,8 @@ int main(int argc, char** argv) {
     cluster.emplace();
   // A long run reads autovacuum's passes from the cluster's log, unless told otherwise.
   if (cluster && long_run_cycles > 0 &&
-      std::none_of(postgres_settings.begin(), postgres_settings.end(), [](const std::string& s) {
-        return s.starts_with("log_autovacuum_min_duration=");
+      std::none_of(postgres_settings.begin(), postgres_settings.end(), [](const std::string& set) {
+        return set.starts_with("log_autovacuum_min_duration=");
       })) {
     postgres_settings.push_back("log_autovacuum_min_duration=0");
   }

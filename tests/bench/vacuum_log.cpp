@@ -9,17 +9,21 @@ namespace exactly::bench {
 std::vector<vacuum_pass> read_vacuum_passes(std::istream& log, const std::string& schema,
                                             const std::string& table) {
   // 2026-11-28 19:46:45.053 UTC [6012] LOG:  automatic vacuum of table "db.schema.table": ...
-  const std::string opening = "LOG:  automatic vacuum of table \"";
-  const std::string name = "." + schema + "." + table + "\":";
+  // (or "automatic aggressive vacuum", "... to prevent wraparound of table"; never "analyze")
+  const std::string opening = "LOG:  automatic ";
+  const std::string name = " of table \"";
+  const std::string qualified = "." + schema + "." + table + "\":";
   std::vector<vacuum_pass> passes;
   bool in_pass = false;
   for (std::string line; std::getline(log, line);) {
     if (line.empty() || line[0] != '\t') {
       const auto at = line.find(opening);
+      const auto of = at == std::string::npos ? at : line.find(name, at);
+      const auto vacuum = at == std::string::npos ? at : line.find("vacuum", at);
       in_pass =
-          at != std::string::npos && line.find(name, at + opening.size()) != std::string::npos;
+          of != std::string::npos && vacuum < of && line.find(qualified, of) != std::string::npos;
       if (in_pass)
-        passes.push_back({line.substr(0, line.find(" UTC")), {}});
+        passes.push_back({line.substr(0, line.find(" [")), {}});
       continue;
     }
     if (!in_pass)

@@ -19,7 +19,7 @@ struct index_after_pass {
 };
 
 struct vacuum_pass {
-  std::string time;                                 // the log line's date and time
+  std::string time;                                 // the log line's date, time and zone
   std::map<std::string, index_after_pass> indexes;  // by index name
 };
 

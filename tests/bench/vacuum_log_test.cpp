@@ -29,8 +29,8 @@ constexpr const char* excerpt =
     "\"postgres.t4.exactly_clock\": index scans: 0\n"
     "\tindex \"exactly_clock_pkey\": pages: 2 in total, 0 newly deleted, 0 currently deleted, 0 "
     "reusable\n"
-    "2026-11-28 20:13:45.711 UTC [6014] LOG:  automatic vacuum of table "
-    "\"postgres.t4.exactly_interactions\": index scans: 1\n"
+    "2026-11-28 20:13:45.711 CET [6014] LOG:  automatic aggressive vacuum to prevent wraparound "
+    "of table \"postgres.t4.exactly_interactions\": index scans: 1\n"
     "\tindex \"exactly_interactions_pkey\": pages: 111 in total, 47 newly deleted, 94 currently "
     "deleted, 91 reusable\n";
 
@@ -38,7 +38,7 @@ TEST(VacuumLog, PicksThePassesOfOneTableInOneSchema) {
   std::istringstream log(excerpt);
   const auto passes = read_vacuum_passes(log, "t4", "exactly_interactions");
   ASSERT_EQ(passes.size(), 2u);
-  EXPECT_EQ(passes[0].time, "2026-11-28 20:13:35.725");
+  EXPECT_EQ(passes[0].time, "2026-11-28 20:13:35.725 UTC");
   ASSERT_EQ(passes[0].indexes.size(), 2u);  // the garbled line is skipped
   const index_after_pass& pkey = passes[0].indexes.at("exactly_interactions_pkey");
   EXPECT_EQ(pkey.pages, 106);
@@ -46,7 +46,7 @@ TEST(VacuumLog, PicksThePassesOfOneTableInOneSchema) {
   EXPECT_EQ(pkey.currently_deleted, 93);
   EXPECT_EQ(pkey.reusable, 46);
   EXPECT_EQ(passes[0].indexes.at("exactly_interactions_by_state").reusable, 26);
-  EXPECT_EQ(passes[1].time, "2026-11-28 20:13:45.711");
+  EXPECT_EQ(passes[1].time, "2026-11-28 20:13:45.711 CET");
   ASSERT_EQ(passes[1].indexes.size(), 1u);  // exactly_clock's index is not this table's
   EXPECT_EQ(passes[1].indexes.at("exactly_interactions_pkey").pages, 111);
 }
