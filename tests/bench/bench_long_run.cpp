@@ -297,6 +297,10 @@ struct index_passes {
   // The most deleted pages out of the map at once, over a pass: those the pass before left
   // waiting and those the pass deleted, before its end puts them in the map.
   std::int64_t most_waiting_in_pass = 0;
+  // Readings between two passes, and those with more deleted pages out of the map than the last
+  // pass left there (what the log does not count), by at most `most_over`.
+  int readings = 0, readings_over = 0;
+  std::int64_t most_over = 0;
 };
 
 // For each index in `passes` (autovacuum's over exactly_interactions, from the cluster's log): how
@@ -307,9 +311,15 @@ struct index_passes {
 // pages out of the map are only the ones the log counts: PostgreSQL also takes a page out of the
 // map when a split finds it locked (the sampler's pgstatindex locks each page in turn), and a
 // transaction open from one pass to the next, anywhere in the cluster, keeps pages out of it.
-json vacuum_log_report(const std::vector<vacuum_pass>& passes, const json& index_pages) {
+// `samples` tell whether that held: each reading between two passes (autovacuum's count the same
+// as at the reading before) is set against what the log says the last pass left out of the map.
+json vacuum_log_report(const std::vector<vacuum_pass>& passes, const json& index_pages,
+                       const json& samples) {
   std::map<std::string, index_passes> by_index;
   std::map<std::string, std::int64_t> waiting_before;
+  // After each pass, each index's deleted pages out of the map (a pass that scanned no index
+  // leaves them as they were).
+  std::vector<std::map<std::string, std::int64_t>> waiting_after;
   for (const vacuum_pass& pass : passes) {
     for (const auto& [name, p] : pass.indexes) {
       index_passes& i = by_index[name];
@@ -326,6 +336,32 @@ json vacuum_log_report(const std::vector<vacuum_pass>& passes, const json& index
           std::max(i.most_waiting_in_pass, waiting_before[name] + p.newly_deleted);
       waiting_before[name] = waiting;
     }
+    waiting_after.push_back(waiting_before);
+  }
+  std::int64_t count_before = -1;
+  for (const json& sample : samples) {
+    const std::int64_t count = sample["postgres_vacuum_passes"].get<std::int64_t>();
+    const bool between = count >= 1 && count == count_before &&
+                         count <= static_cast<std::int64_t>(waiting_after.size());
+    count_before = count;
+    const auto index = sample.find("postgres_index_pages");
+    if (!between || index == sample.end())
+      continue;
+    for (const auto& [name, logged] : waiting_after[static_cast<std::size_t>(count - 1)]) {
+      if (!index->contains(name))
+        continue;
+      const json& read = (*index)[name];
+      const std::int64_t free = read["free"].get<std::int64_t>();
+      const std::int64_t deleted = read["deleted"].get<std::int64_t>();
+      if (free < 0 || deleted < 0)
+        continue;
+      index_passes& i = by_index[name];
+      ++i.readings;
+      if (const std::int64_t over = deleted - free - logged; over > 0) {
+        ++i.readings_over;
+        i.most_over = std::max(i.most_over, over);
+      }
+    }
   }
   json out = json::object();
   std::printf("autovacuum's passes over exactly_interactions in the cluster's log: %zu\n",
@@ -336,7 +372,10 @@ json vacuum_log_report(const std::vector<vacuum_pass>& passes, const json& index
               {"left_some_waiting", i.left_some_waiting},
               {"left_earlier_waiting", i.left_earlier_waiting},
               {"most_newly_deleted", i.most_newly_deleted},
-              {"most_waiting_in_pass", i.most_waiting_in_pass}};
+              {"most_waiting_in_pass", i.most_waiting_in_pass},
+              {"readings_between_passes", i.readings},
+              {"readings_over_the_log", i.readings_over},
+              {"most_over_the_log", i.most_over}};
     std::printf(
         "index %s: %d passes; %d left every page they deleted waiting for the next, %d "
         "some, %d pages of an earlier pass; at most %lld deleted by one pass, %lld out "
@@ -344,6 +383,10 @@ json vacuum_log_report(const std::vector<vacuum_pass>& passes, const json& index
         name.c_str(), i.passes, i.left_all_waiting, i.left_some_waiting, i.left_earlier_waiting,
         static_cast<long long>(i.most_newly_deleted),
         static_cast<long long>(i.most_waiting_in_pass));
+    std::printf(
+        "; %d of %d readings between passes had more out of the map than the last pass "
+        "left (at most %lld more)",
+        i.readings_over, i.readings, static_cast<long long>(i.most_over));
     if (index_pages.contains(name)) {
       std::int64_t live = -1, pages = -1;
       for (const json& l : index_pages[name]["live_max_by_tenth"])
@@ -513,7 +556,7 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
       throw std::runtime_error("cannot read the cluster's log " + postgres_log);
     out["postgres_vacuum_log"] =
         vacuum_log_report(read_vacuum_passes(log, storage.schema(), "exactly_interactions"),
-                          out["postgres_index_pages"]);
+                          out["postgres_index_pages"], samples);
   }
   return out;
 }

@@ -65,8 +65,9 @@ if(ENGINE STREQUAL "postgres")
       message(FATAL_ERROR "${index}: ${tenths} tenths, ${live} live pages in the last")
     endif()
   endforeach()
-  # Autovacuum's passes read from the cluster's log for every index, each with its estimate: its
-  # most live pages, the metapage, and what a pass left out of its map.
+  # Autovacuum's passes read from the cluster's log for every index, each with its estimate (its
+  # most live pages, the metapage, and what a pass left out of its map) and readings between
+  # passes set against what the log says the last pass left.
   string(JSON logged ERROR_VARIABLE missing LENGTH "${out}" long_run postgres_vacuum_log)
   if(missing OR NOT logged EQUAL indexes)
     message(FATAL_ERROR "autovacuum's logged passes name '${logged}' of ${indexes} indexes")
@@ -76,8 +77,11 @@ if(ENGINE STREQUAL "postgres")
     string(JSON passes GET "${out}" long_run postgres_vacuum_log ${index} passes)
     string(JSON live GET "${out}" long_run postgres_vacuum_log ${index} most_live)
     string(JSON most GET "${out}" long_run postgres_vacuum_log ${index} most_pages_estimate)
-    if(passes LESS 1 OR live LESS 1 OR most LESS_EQUAL live)
-      message(FATAL_ERROR "${index}: ${passes} passes, most live ${live}, estimate ${most}")
+    string(JSON between GET "${out}" long_run postgres_vacuum_log ${index}
+           readings_between_passes)
+    if(passes LESS 1 OR live LESS 1 OR most LESS_EQUAL live OR between LESS 1)
+      message(FATAL_ERROR "${index}: ${passes} passes, most live ${live}, estimate ${most}, "
+                          "${between} readings between passes set against the log")
     endif()
   endforeach()
   # Every sample read autovacuum's count (-1: a failed reading) and each index's pages, free and
