@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -226,11 +227,29 @@ json vacuum_report(const json& samples, const std::vector<std::string>& relation
   return out;
 }
 
+// One index's pages as a sample read them (its "postgres_index_pages"), when it read all three.
+struct index_reading {
+  std::int64_t pages, free, deleted;
+  // Its deleted pages out of the map, at least 0: the two counts are read one after the other.
+  std::int64_t waiting() const { return std::max<std::int64_t>(0, deleted - free); }
+};
+std::optional<index_reading> read_index(const json& sample, const std::string& index) {
+  const auto all = sample.find("postgres_index_pages");
+  if (all == sample.end() || !all->contains(index))
+    return std::nullopt;
+  const json& read = (*all)[index];
+  const index_reading r{read["pages"].get<std::int64_t>(), read["free"].get<std::int64_t>(),
+                        read["deleted"].get<std::int64_t>()};
+  if (r.pages < 0 || r.free < 0 || r.deleted < 0)
+    return std::nullopt;
+  return r;
+}
+
 // Each index of `relations` whose pages `samples` read, by tenth of the samples (the samples
 // spread evenly over ten, or one tenth a sample if fewer): its pages at the tenth's end, and the
 // most in one sample of what it took (its pages less those its free space map offered), of its
-// live pages (less the metapage and its deleted pages) and of its deleted pages not in the map
-// (at least 0: the two counts are read one after the other); -1 for a tenth with no reading. And
+// live pages (less the metapage and its deleted pages) and of its deleted pages not in the map;
+// -1 for a tenth with no reading. And
 // the pages the map offered in the reading before each growth after the first tenth: PostgreSQL
 // extends an index only when its map offers no page, so those read 0 unless the map's pages went
 // within the sampling period.
@@ -243,20 +262,15 @@ json index_pages_report(const json& samples, const std::vector<std::string>& rel
         waiting_max(tenths, -1), free_before;
     std::int64_t high = -1, free_last = -1;
     for (std::size_t i = 0; i < samples.size(); ++i) {
-      const auto index = samples[i].find("postgres_index_pages");
-      if (index == samples[i].end() || !index->contains(relation))
+      const auto read = read_index(samples[i], relation);
+      if (!read)
         continue;
-      const json& read = (*index)[relation];
-      const std::int64_t pages = read["pages"].get<std::int64_t>();
-      const std::int64_t free = read["free"].get<std::int64_t>();
-      const std::int64_t deleted = read["deleted"].get<std::int64_t>();
-      if (pages < 0 || free < 0 || deleted < 0)
-        continue;
+      const auto [pages, free, deleted] = *read;
       const std::size_t k = i * tenths / samples.size();
       pages_at[k] = pages;
       taken_max[k] = std::max(taken_max[k], pages - free);
       live_max[k] = std::max(live_max[k], pages - 1 - deleted);  // 1: the metapage
-      waiting_max[k] = std::max(waiting_max[k], std::max<std::int64_t>(0, deleted - free));
+      waiting_max[k] = std::max(waiting_max[k], read->waiting());
       if (i >= tenth && high >= 0 && pages > high)
         free_before.push_back(free_last);
       high = std::max(high, pages);
@@ -344,20 +358,15 @@ json vacuum_log_report(const std::vector<vacuum_pass>& passes, const json& index
     const bool between = count >= 1 && count == count_before &&
                          count <= static_cast<std::int64_t>(waiting_after.size());
     count_before = count;
-    const auto index = sample.find("postgres_index_pages");
-    if (!between || index == sample.end())
+    if (!between)
       continue;
     for (const auto& [name, logged] : waiting_after[static_cast<std::size_t>(count - 1)]) {
-      if (!index->contains(name))
-        continue;
-      const json& read = (*index)[name];
-      const std::int64_t free = read["free"].get<std::int64_t>();
-      const std::int64_t deleted = read["deleted"].get<std::int64_t>();
-      if (free < 0 || deleted < 0)
+      const auto read = read_index(sample, name);
+      if (!read)
         continue;
       index_passes& i = by_index[name];
       ++i.readings;
-      if (const std::int64_t over = deleted - free - logged; over > 0) {
+      if (const std::int64_t over = read->waiting() - logged; over > 0) {
         ++i.readings_over;
         i.most_over = std::max(i.most_over, over);
       }
