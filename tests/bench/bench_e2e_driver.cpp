@@ -40,7 +40,7 @@ e2e_driver::e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency,
   }
   const std::string host = "127.0.0.1:" + std::to_string(port);
   transport_ =
-      client::make_beast_transport({.keys = {{host, "bench-key"}},
+      client::make_beast_transport({.keys = {{host, bench_api_key(0)}},
                                     .max_per_destination = static_cast<std::size_t>(concurrency)});
   const std::string url = "http://" + host + "/bench/write/{id}";
   auto setup = [this, url, way](database c) {

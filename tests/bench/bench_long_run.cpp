@@ -4,6 +4,7 @@
 
 #include "bench_http_load.hpp"
 #include "bench_server_process.hpp"
+#include "interrupt.hpp"
 #include "process_stats.hpp"
 #include "vacuum_log.hpp"
 
@@ -457,14 +458,16 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
   std::vector<sample_row> rows;
   rows.reserve(rate > 0 ? static_cast<std::size_t>(static_cast<double>(n) / rate / every) + 64
                         : 4096);
-  std::printf("the server on %s\n", s.postgres.empty()
-                                        ? "SQLite (server db B: the file; WAL B: its WAL)"
-                                        : "PostgreSQL (server db B: its schema's tables)");
+  std::printf("the server (pid %d) on %s\n", static_cast<int>(server.pid()),
+              s.postgres.empty() ? "SQLite (server db B: the file; WAL B: its WAL)"
+                                 : "PostgreSQL (server db B: its schema's tables)");
   std::printf("%8s %10s %12s %12s %14s %14s %12s %12s\n", "seconds", "cycles", "server KiB",
               "client KiB", "server db B", "server WAL B", "server rows", "backends KiB");
   for (bool last = false; !last;) {
     std::this_thread::sleep_for(std::chrono::duration<double>(every));
-    last = finished.load() >= n;
+    if (interrupted())
+      started = n;  // the clients stop after their cycle in flight; this sample is the last
+    last = finished.load() >= n || interrupted();
     storage_sample stored;
     try {
       stored = storage();
@@ -485,6 +488,9 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
   }
   for (auto& t : threads)
     t.join();
+  if (interrupted())
+    throw std::runtime_error("stopped by a signal after " + std::to_string(finished.load()) +
+                             " cycles; no report");
   json samples = json::array();
   for (const sample_row& r : rows) {
     samples.push_back({{"seconds", r.seconds},
@@ -560,12 +566,15 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
   if (!s.postgres.empty()) {
     out["postgres_vacuum"] = vacuum_report(samples, storage.relations(), tenth);
     out["postgres_index_pages"] = index_pages_report(samples, storage.relations(), tenth);
-    std::ifstream log(postgres_log);
-    if (!log)
-      throw std::runtime_error("cannot read the cluster's log " + postgres_log);
-    out["postgres_vacuum_log"] =
-        vacuum_log_report(read_vacuum_passes(log, storage.schema(), "exactly_interactions"),
-                          out["postgres_index_pages"], samples);
+    // The figures above are kept if the log cannot be read; only its report is missing then.
+    if (std::ifstream log(postgres_log); log) {
+      out["postgres_vacuum_log"] =
+          vacuum_log_report(read_vacuum_passes(log, storage.schema(), "exactly_interactions"),
+                            out["postgres_index_pages"], samples);
+    } else {
+      std::fprintf(stderr, "warning: cannot read the cluster's log %s: no report of its passes\n",
+                   postgres_log.c_str());
+    }
   }
   return out;
 }

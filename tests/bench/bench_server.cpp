@@ -4,6 +4,7 @@
 // SIGINT/SIGTERM.
 
 #include "bench_routes.hpp"
+#include "bench_types.hpp"
 #include "slow_sync_vfs.hpp"
 
 #include <exactly/common/host_port.hpp>
@@ -93,9 +94,8 @@ int main(int argc, char** argv) {
     exactly::server::server_options so;
     so.host = address->host;
     so.port = address->port;
-    so.api_keys = {{"bench-key", "bench"}};
-    for (int n = 1; n < principals; ++n)
-      so.api_keys.push_back({"bench-key-" + std::to_string(n), "bench-" + std::to_string(n)});
+    for (int n = 0; n < principals; ++n)
+      so.api_keys.push_back({exactly::bench::bench_api_key(n), exactly::bench::bench_principal(n)});
     so.group_commit = !ungrouped;
     so.background_sync = !no_background_sync;
     so.sweep_interval = std::chrono::milliseconds(static_cast<std::int64_t>(sweep_s * 1000));

@@ -16,11 +16,18 @@ namespace exactly::bench {
 
 using clock_type = std::chrono::steady_clock;
 
-// A request's headers as principal `owner` of bench-server (--principals): 0 is bench-key's
-// principal "bench", N > 0 bench-key-N's "bench-N".
+// bench-server's principals (--principals): 0 is "bench", with API key "bench-key"; N > 0 is
+// "bench-N", with "bench-key-N".
+inline std::string bench_principal(int owner) {
+  return owner == 0 ? std::string("bench") : "bench-" + std::to_string(owner);
+}
+inline std::string bench_api_key(int owner) {
+  return owner == 0 ? std::string("bench-key") : "bench-key-" + std::to_string(owner);
+}
+
+// A request's headers as principal `owner` of bench-server.
 inline std::vector<std::pair<std::string, std::string>> auth_as(int owner) {
-  return {{"Authorization", owner == 0 ? std::string("Bearer bench-key")
-                                       : "Bearer bench-key-" + std::to_string(owner)},
+  return {{"Authorization", "Bearer " + bench_api_key(owner)},
           {"Content-Type", "application/json"}};
 }
 inline const std::string body = R"({"customer_id":"c-1","amount_cents":1250})";

@@ -45,6 +45,7 @@
 #include "bench_long_run.hpp"
 #include "bench_measure.hpp"
 #include "bench_server_process.hpp"
+#include "interrupt.hpp"
 #include "latency_proxy.hpp"
 #include "slow_sync_vfs.hpp"
 
@@ -203,9 +204,14 @@ int main(int argc, char** argv) {
   }
   // PostgreSQL: a throwaway cluster for the run (fsync=on, synchronous_commit=on), a fresh schema
   // per scenario.
+  // From here on a signal stops the run where it checks, and the destructors on the way out
+  // stop the server processes and the cluster.
+  note_interrupts();
   std::optional<test::pg_cluster> cluster;
-  if (engine == "postgres")
+  if (engine == "postgres") {
     cluster.emplace();
+    std::printf("a throwaway PostgreSQL cluster in %s\n", cluster->dir().c_str());
+  }
   // A long run reads autovacuum's passes from the cluster's log, unless told otherwise.
   if (cluster && long_run_cycles > 0 &&
       std::none_of(postgres_settings.begin(), postgres_settings.end(), [](const std::string& set) {
@@ -263,7 +269,7 @@ int main(int argc, char** argv) {
                                  long_run_owners, s, cluster ? cluster->log_path() : "");
     } catch (const std::exception& e) {
       std::fprintf(stderr, "exactly-bench --long-run: %s\n", e.what());
-      return 1;
+      return interrupted() ? interrupted_status() : 1;
     }
     std::ofstream(json_path) << out.dump(2) << '\n';
     std::printf("figures written to %s\n", json_path.c_str());
@@ -291,6 +297,10 @@ int main(int argc, char** argv) {
   for (int round = 0; round < rounds; ++round) {
     for (int c : concurrency) {
       for (const std::string& name : scenarios) {
+        if (interrupted()) {  // between two scenarios: nothing of the run is written
+          std::fprintf(stderr, "exactly-bench: stopped by a signal; no figures written\n");
+          return interrupted_status();
+        }
         test::temp_dir dir;
         if (cluster) {
           s.postgres = fresh_schema();

@@ -64,8 +64,8 @@ std::string conninfo_for(int port) {
   return "host=127.0.0.1 port=" + std::to_string(port) + " user=postgres dbname=postgres";
 }
 
-void pg_ctl_start(const std::string& dir, int port) {
-  run(server_bindir() + "/pg_ctl -w -t 60 -D " + dir + "/data -l " + dir + "/log -o \"-p " +
+void pg_ctl_start(const std::string& dir, const std::string& log, int port) {
+  run(server_bindir() + "/pg_ctl -w -t 60 -D " + dir + "/data -l " + log + " -o \"-p " +
       std::to_string(port) + " -c listen_addresses=127.0.0.1 -c unix_socket_directories=" + dir +
       " -c fsync=on -c synchronous_commit=on -c max_connections=200\" start >/dev/null");
 }
@@ -88,7 +88,7 @@ pg_cluster::pg_cluster() {
   run(bindir + "/initdb -D " + dir_ + "/data -U postgres --auth=trust -E UTF8 --no-sync" + " >" +
       dir_ + "/initdb.log 2>&1");
   port_ = free_port();
-  pg_ctl_start(dir_, port_);
+  pg_ctl_start(dir_, log_path(), port_);
   conninfo_ = conninfo_for(port_);
 }
 
@@ -124,7 +124,7 @@ void pg_cluster::stop(bool immediate) {
 }
 
 void pg_cluster::start() {
-  pg_ctl_start(dir_, port_);
+  pg_ctl_start(dir_, log_path(), port_);
 }
 
 void pg_cluster::write_info(const std::string& info_file) {
