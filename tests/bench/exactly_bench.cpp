@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
       "e2e handlers wait for their PUT's answer, one after another (put_wait::in_handler)");
   app.add_option("--fsync-delay-us", s.fsync_delay_us,
                  "a slow disk: every SQLite fsync of the server and the client takes this much "
-                 "longer")
+                 "longer, and with --engine postgres every fsync of PostgreSQL's server")
       ->check(CLI::NonNegativeNumber);
   long postgres_delay_us = 0;
   app.add_option("--postgres-delay-us", postgres_delay_us,
@@ -218,6 +218,14 @@ int main(int argc, char** argv) {
         return set.starts_with("log_autovacuum_min_duration=");
       })) {
     postgres_settings.push_back("log_autovacuum_min_duration=0");
+  }
+  // A slow disk under PostgreSQL: its server restarted with every fsync slowed, and its WAL syncs
+  // timed by PostgreSQL itself, which the run reports at its end.
+  if (cluster && s.fsync_delay_us > 0) {
+    cluster->restart_with_environment(
+        std::string("LD_PRELOAD=") + EXACTLY_SLOW_FSYNC_PRELOAD +
+        " EXACTLY_FSYNC_DELAY_US=" + std::to_string(s.fsync_delay_us));
+    postgres_settings.push_back("track_wal_io_timing=on");
   }
   if (!postgres_settings.empty()) {
     if (!cluster) {
@@ -283,8 +291,10 @@ int main(int argc, char** argv) {
       s.no_background_sync ? "off" : "on", std::thread::hardware_concurrency(), s.warmup,
       s.seconds);
   if (s.fsync_delay_us > 0)
-    std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us)\n",
-                s.fsync_delay_us);
+    std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us%s)\n",
+                s.fsync_delay_us, cluster ? ", PostgreSQL's server included" : "");
+  if (cluster && s.fsync_delay_us > 0)
+    pg::connection({.conninfo = cluster->conninfo()}).query("SELECT pg_stat_reset_shared('wal')");
   if (postgres_delay_us > 0)
     std::printf(
         "every byte to and from PostgreSQL takes %ld us longer each way (--postgres-delay-us)\n",
@@ -396,6 +406,16 @@ int main(int argc, char** argv) {
                     ratios.back());
       std::printf("\n");
     }
+  }
+  if (cluster && s.fsync_delay_us > 0) {  // the delay, as PostgreSQL timed its WAL syncs
+    const pg::result wal = pg::connection({.conninfo = cluster->conninfo()})
+                               .query("SELECT wal_sync, wal_sync_time FROM pg_stat_wal");
+    const long syncs = std::stol(wal.text(0, 0));
+    const double ms = std::stod(wal.text(0, 1));
+    out["postgres_wal_syncs"] = syncs;
+    out["postgres_wal_sync_mean_ms"] = syncs > 0 ? ms / static_cast<double>(syncs) : 0.0;
+    std::printf("PostgreSQL's WAL syncs: %ld, %.2f ms each on average\n", syncs,
+                out["postgres_wal_sync_mean_ms"].get<double>());
   }
   std::ofstream(json_path) << out.dump(2) << '\n';
   std::printf("figures written to %s\n", json_path.c_str());

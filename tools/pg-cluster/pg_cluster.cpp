@@ -64,9 +64,11 @@ std::string conninfo_for(int port) {
   return "host=127.0.0.1 port=" + std::to_string(port) + " user=postgres dbname=postgres";
 }
 
-void pg_ctl_start(const std::string& dir, const std::string& log, int port) {
-  run(server_bindir() + "/pg_ctl -w -t 60 -D " + dir + "/data -l " + log + " -o \"-p " +
-      std::to_string(port) + " -c listen_addresses=127.0.0.1 -c unix_socket_directories=" + dir +
+void pg_ctl_start(const std::string& dir, const std::string& log, int port,
+                  const std::string& environment = "") {
+  run(environment + " " + server_bindir() + "/pg_ctl -w -t 60 -D " + dir + "/data -l " + log +
+      " -o \"-p " + std::to_string(port) +
+      " -c listen_addresses=127.0.0.1 -c unix_socket_directories=" + dir +
       " -c fsync=on -c synchronous_commit=on -c max_connections=200\" start >/dev/null");
 }
 
@@ -124,7 +126,15 @@ void pg_cluster::stop(bool immediate) {
 }
 
 void pg_cluster::start() {
-  pg_ctl_start(dir_, log_path(), port_);
+  pg_ctl_start(dir_, log_path(), port_, environment_);
+}
+
+void pg_cluster::restart_with_environment(const std::string& environment) {
+  if (environment.find('\'') != std::string::npos)
+    throw std::invalid_argument("a cluster's environment is NAME=VALUE words without quotes");
+  stop(false);
+  environment_ = environment;
+  start();
 }
 
 void pg_cluster::write_info(const std::string& info_file) {

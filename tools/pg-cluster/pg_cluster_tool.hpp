@@ -31,6 +31,9 @@ class pg_cluster {
   void stop(bool immediate = true);
   // Starts the stopped cluster again on the same port; returns once it accepts connections.
   void start();
+  // Stops the cluster (fast) and starts it again with `environment`, NAME=VALUE words without
+  // quotes, in its server's environment (and at every later start()).
+  void restart_with_environment(const std::string& environment);
   // Writes what the adopting constructor reads, and lets the cluster outlive this object.
   void write_info(const std::string& info_file);
   // Stops and removes the cluster `info_file` describes, if it still runs.
@@ -39,6 +42,7 @@ class pg_cluster {
  private:
   std::string dir_;
   std::string conninfo_;
+  std::string environment_;
   int port_ = 0;
   bool owned_ = true;
 };
