@@ -1,9 +1,11 @@
 // client-crash-driver: a billing endpoint that sends N orders through invoke_http to the echo
 // server and runs until everything is done. Restartable: it seeds its orders once, then picks up
 // where it was; several may run at once on one PostgreSQL database. Usage: client-crash-driver DB
-// PORT N [in-handler], where DB is a SQLite file or
+// PORT N [in-handler] [queued-follow-up], where DB is a SQLite file or
 // "--postgres=CONNINFO" (the endpoint, its tables and journal in that PostgreSQL database).
-// "in-handler" makes each handler wait for its PUT's answer (put_wait::in_handler).
+// "in-handler" makes each handler wait for its PUT's answer (put_wait::in_handler);
+// "queued-follow-up" queues each follow-up to GET its response, instead of running it with the
+// POST's answer (follow_up_with_post_answer off).
 // Exit 0 when quiet, 3 on timeout.
 
 #include <exactly/client/endpoint.hpp>
@@ -17,8 +19,16 @@
 #include <thread>
 
 int main(int argc, char** argv) {
-  if (argc != 4 && !(argc == 5 && std::string(argv[4]) == "in-handler")) {
-    std::cerr << "usage: client-crash-driver DB|--postgres=CONNINFO PORT N [in-handler]\n";
+  bool in_handler = false, queued_follow_up = false;
+  for (int i = 4; i < argc; ++i) {
+    const std::string flag = argv[i];
+    (flag == "in-handler" ? in_handler : queued_follow_up) = true;
+    if (flag != "in-handler" && flag != "queued-follow-up")
+      argc = 0;  // unknown: the usage below
+  }
+  if (argc < 4) {
+    std::cerr << "usage: client-crash-driver DB|--postgres=CONNINFO PORT N [in-handler]"
+                 " [queued-follow-up]\n";
     return 2;
   }
   using exactly::test::run_sql;
@@ -55,8 +65,9 @@ int main(int argc, char** argv) {
        .transport = exactly::client::make_beast_transport(),
        // On restart, the crashed attempt's PUT is cleaned up at once.
        .orphan_grace = std::chrono::milliseconds(0),
-       .wait_for_put = argc == 5 ? exactly::client::put_wait::in_handler
-                                 : exactly::client::put_wait::before_commit});
+       .wait_for_put = in_handler ? exactly::client::put_wait::in_handler
+                                  : exactly::client::put_wait::before_commit,
+       .follow_up_with_post_answer = !queued_follow_up});
   const std::string url = "http://127.0.0.1:" + port + "/vectors/echo/{id}";
   ep.on("bill", [&url](exactly::client::handler_context& ctx) {
     const std::string order = ctx.incoming().body.at("order");

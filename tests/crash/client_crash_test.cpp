@@ -23,8 +23,9 @@ std::int64_t count(const std::string& db, const std::string& sql) {
 
 struct crash_case {
   const char* point;
-  bool in_server;           // the crash point is the server's
-  bool in_handler = false;  // each handler waits for its PUT (put_wait::in_handler)
+  bool in_server;                 // the crash point is the server's
+  bool in_handler = false;        // each handler waits for its PUT (put_wait::in_handler)
+  bool queued_follow_up = false;  // follow-ups queued to GET their responses
 };
 
 class client_crash_matrix : public ::testing::TestWithParam<crash_case> {};
@@ -40,6 +41,8 @@ TEST_P(client_crash_matrix, finishes_exactly_once_after_a_crash) {
                                      std::to_string(orders)};
   if (c.in_handler)
     driver.push_back("in-handler");
+  if (c.queued_follow_up)
+    driver.push_back("queued-follow-up");
   if (c.in_server) {
     child_process client(driver);
     EXPECT_EQ(server->wait_exit(), crash_exit_code);  // died after its first execution commit
@@ -81,11 +84,21 @@ INSTANTIATE_TEST_SUITE_P(
                       crash_case{"client.after_follow_up_before_commit", false},
                       crash_case{"client.after_delete_before_done", false},
                       crash_case{"client.after_put_before_commit", false, true},
-                      crash_case{"client.after_commit_before_post_or_delete", false, true}),
+                      crash_case{"client.after_commit_before_post_or_delete", false, true},
+                      crash_case{"server.after_commit_before_reply", true, true},
+                      crash_case{"client.after_post_before_follow_up", false, true},
+                      crash_case{"client.after_follow_up_before_commit", false, true},
+                      crash_case{"client.after_delete_before_done", false, true},
+                      // Follow-ups queued, each GETting its response before it runs.
+                      crash_case{"client.after_post_before_follow_up", false, false, true},
+                      crash_case{"client.after_get_before_commit", false, false, true},
+                      crash_case{"client.after_get_before_commit", false, true, true}),
     [](const auto& info) {
       std::string n = info.param.point;
       if (info.param.in_handler)
         n += "_put_in_handler";
+      if (info.param.queued_follow_up)
+        n += "_queued_follow_up";
       for (char& ch : n) {
         if (ch == '.')
           ch = '_';

@@ -28,11 +28,13 @@ std::int64_t server_count(const std::string& db, const std::string& sql) {
 
 struct crash_case {
   const char* point;
-  bool in_handler = false;  // each handler waits for its PUT (put_wait::in_handler)
+  bool in_handler = false;        // each handler waits for its PUT (put_wait::in_handler)
+  bool queued_follow_up = false;  // follow-ups queued to GET their responses
 };
 
 void PrintTo(const crash_case& c, std::ostream* os) {
-  *os << c.point << (c.in_handler ? " (put in handler)" : "");
+  *os << c.point << (c.in_handler ? " (put in handler)" : "")
+      << (c.queued_follow_up ? " (follow-up queued)" : "");
 }
 
 class postgres_client_crash : public ::testing::TestWithParam<crash_case> {};
@@ -47,6 +49,8 @@ TEST_P(postgres_client_crash, finishes_exactly_once_after_a_crash) {
                                      std::to_string(server.port()), std::to_string(orders)};
   if (c.in_handler)
     driver.push_back("in-handler");
+  if (c.queued_follow_up)
+    driver.push_back("queued-follow-up");
   {
     child_process crashed(driver, c.point);
     EXPECT_EQ(crashed.wait_exit(), crash_exit_code) << "never reached " << c.point;
@@ -76,25 +80,32 @@ TEST_P(postgres_client_crash, finishes_exactly_once_after_a_crash) {
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM exactly_attempts"), 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(points, postgres_client_crash,
-                         ::testing::Values(crash_case{"client.after_put_before_commit"},
-                                           crash_case{"client.after_commit_before_post_or_delete"},
-                                           crash_case{"client.after_post_before_follow_up"},
-                                           crash_case{"client.after_follow_up_before_commit"},
-                                           crash_case{"client.after_delete_before_done"},
-                                           crash_case{"client.after_put_before_commit", true},
-                                           crash_case{"client.after_commit_before_post_or_delete",
-                                                      true}),
-                         [](const auto& info) {
-                           std::string n = info.param.point;
-                           if (info.param.in_handler)
-                             n += "_put_in_handler";
-                           for (char& ch : n) {
-                             if (ch == '.')
-                               ch = '_';
-                           }
-                           return n;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    points, postgres_client_crash,
+    ::testing::Values(crash_case{"client.after_put_before_commit"},
+                      crash_case{"client.after_commit_before_post_or_delete"},
+                      crash_case{"client.after_post_before_follow_up"},
+                      crash_case{"client.after_follow_up_before_commit"},
+                      crash_case{"client.after_delete_before_done"},
+                      crash_case{"client.after_put_before_commit", true},
+                      crash_case{"client.after_commit_before_post_or_delete", true},
+                      crash_case{"client.after_post_before_follow_up", true},
+                      crash_case{"client.after_follow_up_before_commit", true},
+                      crash_case{"client.after_delete_before_done", true},
+                      crash_case{"client.after_get_before_commit", false, true},
+                      crash_case{"client.after_get_before_commit", true, true}),
+    [](const auto& info) {
+      std::string n = info.param.point;
+      if (info.param.in_handler)
+        n += "_put_in_handler";
+      if (info.param.queued_follow_up)
+        n += "_queued_follow_up";
+      for (char& ch : n) {
+        if (ch == '.')
+          ch = '_';
+      }
+      return n;
+    });
 
 }  // namespace
 }  // namespace exactly::test
