@@ -90,6 +90,11 @@ void add_server_options(CLI::App& app, server::server_options& so, server::conne
                  "id always use the same one")
       ->check(CLI::Range(std::size_t{1}, std::size_t{64}))
       ->group(limits);
+  app.add_flag("--postgres-unflushed-lane", co.postgres_unflushed_lane,
+               "with --postgres-connections 2 or more: the last connection takes only the PUTs "
+               "and DELETEs that may commit unflushed, so they never wait behind a flush (a slow "
+               "disk)")
+      ->group(limits);
 
   const std::string timing = "Protocol timing";
   add_duration(app, "--staged-ttl", co.times.staged_ttl_ms,

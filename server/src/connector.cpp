@@ -27,6 +27,11 @@ connector::impl::impl(connector_options o)
     throw std::invalid_argument(
         "connector: postgres_connections must be at least 1, and 1 on SQLite (one writer)");
   }
+  if (opts.postgres_unflushed_lane && opts.postgres_connections < 2) {
+    throw std::invalid_argument(
+        "connector: postgres_unflushed_lane needs PostgreSQL and postgres_connections of 2 or "
+        "more");
+  }
   open_store();
   // A process starting with its clock set back decides no earlier than the store's time.
   auto tx = store().begin(false);
@@ -155,6 +160,9 @@ database connector::storage(std::size_t i) {
 }
 std::size_t connector::connections() const {
   return impl_->lanes.size();
+}
+bool connector::unflushed_lane() const {
+  return impl_->opts.postgres_unflushed_lane;
 }
 void connector::use_connection_on_this_thread(std::size_t i) {
   if (i >= impl_->lanes.size())

@@ -54,11 +54,12 @@ asio::awaitable<beast_response> request_dispatch::connector_route(beast_request&
                          req.body()};
   if (ir.v == verb::get && connector_.has_separate_reads())
     co_return co_await read_apart(ir, req.version());
-  // Every request of the id on one storage thread (connection): its commits keep their order.
-  storage_executor& lane = storage_.for_id(ir.route, ir.id);
   // Only a PUT or a DELETE may go out before its commit is flushed: a crash taking it back
   // loses no execution (server_options::flush_every_commit).
-  ir.unflushed = !lane.flushes_every_commit() && connector_.may_defer_flush(ir);
+  ir.unflushed = !storage_.first().flushes_every_commit() && connector_.may_defer_flush(ir);
+  // Every request of the id on one storage thread (connection), so its commits keep their order;
+  // or, with an unflushed lane, those that may commit unflushed on that one.
+  storage_executor& lane = storage_.for_id(ir.route, ir.id, ir.unflushed);
   const commit_flush flush = ir.unflushed ? commit_flush::may_defer : commit_flush::required;
   // Set before the group's COMMIT returns, if at all; shared, as the connection keeps it until
   // its next round trip.

@@ -8,7 +8,7 @@ namespace exactly::server {
 
 storage_lanes::storage_lanes(connector& c, bool group_commit, bool flush_every_commit,
                              bool background_sync)
-    : connector_(c) {
+    : connector_(c), flushed_lanes_(c.unflushed_lane() ? c.connections() - 1 : c.connections()) {
   for (std::size_t i = 0; i < c.connections(); ++i) {
     lanes_.push_back(std::make_unique<storage_executor>(c.storage(i), group_commit,
                                                         flush_every_commit, background_sync));
@@ -17,17 +17,20 @@ storage_lanes::storage_lanes(connector& c, bool group_commit, bool flush_every_c
     reads_ = std::make_unique<storage_executor>(c.storage(0), false);  // run() only: no group
 }
 
-storage_executor& storage_lanes::for_id(std::string_view route, std::string_view id) {
-  if (lanes_.size() == 1)
+storage_executor& storage_lanes::for_id(std::string_view route, std::string_view id,
+                                        bool unflushed) {
+  if (unflushed && flushed_lanes_ < lanes_.size())
+    return *lanes_.back();
+  if (flushed_lanes_ == 1)
     return first();
   std::string key(route);
   key += ' ';
   key += id;
-  return *lanes_[std::hash<std::string>{}(key) % lanes_.size()];
+  return *lanes_[std::hash<std::string>{}(key) % flushed_lanes_];
 }
 
 storage_executor& storage_lanes::next() {
-  next_ = (next_ + 1) % lanes_.size();
+  next_ = (next_ + 1) % flushed_lanes_;
   return *lanes_[next_];
 }
 

@@ -1,7 +1,10 @@
 #pragma once
 // The storage threads of a server, one per connection of its connector: every request of one id
 // goes to the same thread (its route and id hashed), so its commits keep their order; the
-// sweeper, the outbox dispatcher, /metrics and the interfaces that read go to the first.
+// sweeper, the outbox dispatcher, /metrics and the interfaces that read go to the first. With
+// connector::unflushed_lane(), the last thread takes the requests that may commit unflushed
+// instead, and the others the rest: the requests of one id then keep their order through the
+// database's locks, as between instances.
 
 #include <exactly/server/connector.hpp>
 
@@ -22,9 +25,9 @@ class storage_lanes {
 
   // The thread of everything that is not a request of one id.
   storage_executor& first() { return *lanes_.front(); }
-  // The thread of the requests of `id` on `route`.
-  storage_executor& for_id(std::string_view route, std::string_view id);
-  // The threads in turn, for user routes (network thread).
+  // The thread of the requests of `id` on `route`; `unflushed`: this one may commit unflushed.
+  storage_executor& for_id(std::string_view route, std::string_view id, bool unflushed);
+  // The threads of requests that need a flush in turn, for user routes (network thread).
   storage_executor& next();
   // The thread of the GETs, when each takes a round trip to the database
   // (connector::reads_take_a_round_trip); nullptr else (they are read on the network thread).
@@ -40,6 +43,7 @@ class storage_lanes {
  private:
   connector& connector_;
   std::vector<std::unique_ptr<storage_executor>> lanes_;
+  std::size_t flushed_lanes_;  // the first ones; the last takes the unflushed if fewer than all
   std::size_t next_ = 0;
   std::unique_ptr<storage_executor> reads_;
 };

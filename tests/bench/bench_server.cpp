@@ -30,6 +30,10 @@ int main(int argc, char** argv) {
   app.add_option("--postgres-connections", pg_connections,
                  "PostgreSQL connections, one storage thread each (connector_options)")
       ->check(CLI::Range(1, 64));
+  bool unflushed_lane = false;
+  app.add_flag("--postgres-unflushed-lane", unflushed_lane,
+               "the last connection takes the PUTs and DELETEs that may commit unflushed "
+               "(connector_options::postgres_unflushed_lane)");
   app.add_flag("--synchronous-normal", relaxed, "opt out of synchronous=FULL");
   app.add_flag("--no-group-commit", ungrouped, "one COMMIT (and fsync) per request");
   app.add_flag("--no-background-sync", no_background_sync,
@@ -81,6 +85,7 @@ int main(int argc, char** argv) {
     if (!postgres.empty())
       co.postgres = exactly::pg::options{postgres, !relaxed};
     co.postgres_connections = pg_connections;
+    co.postgres_unflushed_lane = unflushed_lane;
     if (uncounted && !postgres.empty()) {
       std::cerr << "--drop-counter-triggers is for SQLite (PostgreSQL's server counts inline)\n";
       return 2;

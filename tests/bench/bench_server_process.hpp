@@ -32,6 +32,8 @@ class server_process {
     if (!s.postgres.empty()) {
       a.insert(a.end(),
                {"--postgres", s.postgres, "--postgres-connections", std::to_string(s.connections)});
+      if (s.unflushed_lane)
+        a.push_back("--postgres-unflushed-lane");
     }
     if (s.relaxed)
       a.push_back("--synchronous-normal");

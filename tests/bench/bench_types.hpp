@@ -44,6 +44,7 @@ struct settings {
   std::string client_postgres;  // the e2e client's PostgreSQL schema; "" = SQLite
   int instances = 1;            // server processes sharing the database (PostgreSQL only)
   int connections = 1;          // PostgreSQL connections of each server process
+  bool unflushed_lane = false;  // the last one takes the PUTs and DELETEs that may go unflushed
 };
 
 struct figures {

@@ -132,6 +132,9 @@ int main(int argc, char** argv) {
   app.add_option("--server-connections", s.connections,
                  "PostgreSQL connections of each server process, one storage thread each")
       ->check(CLI::Range(1, 16));
+  app.add_flag("--server-unflushed-lane", s.unflushed_lane,
+               "with --server-connections 2 or more: the last connection of each server takes "
+               "only the PUTs and DELETEs that may commit unflushed");
   app.add_option("--warmup", s.warmup, "unmeasured time before each scenario");
   app.add_option("--concurrency", concurrency, "concurrent clients, one run per value")
       ->delimiter(',');
@@ -195,6 +198,10 @@ int main(int argc, char** argv) {
   if (engine == "postgres" &&
       std::find(scenarios.begin(), scenarios.end(), "wire-uncounted") != scenarios.end()) {
     std::fprintf(stderr, "wire-uncounted is SQLite's (PostgreSQL's server counts inline)\n");
+    return 2;
+  }
+  if (s.unflushed_lane && s.connections < 2) {
+    std::fprintf(stderr, "--server-unflushed-lane needs --server-connections 2 or more\n");
     return 2;
   }
   if ((s.instances > 1 || s.connections > 1) && engine != "postgres") {
@@ -267,7 +274,8 @@ int main(int argc, char** argv) {
               {"postgres_settings", postgres_settings},
               {"engine", engine},
               {"server_instances", s.instances},
-              {"server_connections", s.connections}};
+              {"server_connections", s.connections},
+              {"server_unflushed_lane", s.unflushed_lane}};
   if (long_run_cycles > 0) {
     if (cluster)
       s.postgres = fresh_schema();

@@ -61,6 +61,17 @@ TEST(storage_lanes, a_connection_count_that_cannot_work_is_refused) {
   sqlite.db_path = (dir.path() / "server.db").string();
   sqlite.postgres_connections = 2;  // SQLite has one writer
   EXPECT_THROW(server::connector{sqlite}, std::invalid_argument);
+  // An unflushed lane needs a connection for it and one for the rest.
+  server::connector_options one = on_postgres(1);
+  one.postgres_unflushed_lane = true;
+  EXPECT_THROW(server::connector{one}, std::invalid_argument);
+  sqlite.postgres_connections = 1;
+  sqlite.postgres_unflushed_lane = true;
+  EXPECT_THROW(server::connector{sqlite}, std::invalid_argument);
+  server::connector_options two = on_postgres(2);
+  two.postgres_unflushed_lane = true;
+  server::connector c(two);
+  EXPECT_TRUE(c.unflushed_lane());
 }
 
 TEST(storage_lanes, each_thread_uses_the_connection_it_chose) {
@@ -238,6 +249,51 @@ TEST(storage_lanes, user_routes_take_the_connections_in_turn_and_metrics_count_t
             static_cast<std::int64_t>(connections));
   // One after the other, each request was a commit group of its own, on whichever connection.
   EXPECT_EQ(server.metric("exactly_commit_group_requests_total") - before, requests);
+}
+
+// connector_options::postgres_unflushed_lane: the staged rows and the tombstones of the PUTs and
+// DELETEs, which commit unflushed, are all written by one backend, the executions of the POSTs
+// and the user routes' writes by the others; every cycle executes once.
+TEST(storage_lanes, an_unflushed_lane_takes_every_put_and_delete_and_nothing_else) {
+  echo_server_config cfg = three_connections();
+  cfg.postgres_unflushed_lane = true;
+  echo_server server(cfg);
+  pg::connection audit({cfg.postgres});
+  audit.exec(
+      "CREATE TABLE state_audit (id TEXT NOT NULL, state SMALLINT NOT NULL, pid INTEGER NOT NULL);"
+      "CREATE FUNCTION state_audit_row() RETURNS trigger LANGUAGE plpgsql AS $$"
+      " BEGIN INSERT INTO state_audit VALUES (NEW.id, NEW.state, pg_backend_pid()); RETURN NULL;"
+      " END $$;"
+      "CREATE TRIGGER state_audit AFTER INSERT OR UPDATE ON exactly_interactions"
+      " FOR EACH ROW EXECUTE FUNCTION state_audit_row()");
+  audit_writers(audit, "plain_writes");
+  constexpr int workers = 6, per_worker = 20;
+  const int failures = full_cycles_in_parallel(server.port(), workers, per_worker, [&] {
+                         return request_id::mint(server.now_ms()).to_string();
+                       }).second;
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(server.executions_total(), workers * per_worker);
+  EXPECT_EQ(audit.query_int64("SELECT count(*) FROM state_audit WHERE state = 1"),
+            workers * per_worker);
+  EXPECT_EQ(audit.query_int64("SELECT count(*) FROM state_audit WHERE state = 3"),
+            workers * per_worker);
+  EXPECT_EQ(audit.query_int64("SELECT count(DISTINCT pid) FROM state_audit WHERE state <> 2"), 1);
+  const std::int64_t unflushed =
+      audit.query_int64("SELECT min(pid) FROM state_audit WHERE state = 1").value_or(-1);
+  EXPECT_EQ(audit.query_int64("SELECT count(DISTINCT pid) FROM state_audit WHERE state = 2"),
+            static_cast<std::int64_t>(connections - 1));
+  EXPECT_EQ(
+      audit.query_int64("SELECT count(*) FROM state_audit WHERE state = 2 AND pid = $1", unflushed),
+      0);
+  http_client c(server.port());
+  constexpr int requests = 30;
+  for (int i = 0; i < requests; ++i)
+    ASSERT_EQ(c.request("POST", "/plain/p" + std::to_string(i), "{}", alice).status, 200u);
+  EXPECT_EQ(audit.query_int64("SELECT count(DISTINCT pid) FROM lane_audit"),
+            static_cast<std::int64_t>(connections - 1));
+  EXPECT_EQ(audit.query_int64("SELECT count(*) FROM lane_audit WHERE pid = $1", unflushed), 0);
+  EXPECT_TRUE(eventually([&] { return server.outbox_pending() == 0; }));
+  expect_counters_match_rows(audit);
 }
 
 }  // namespace

@@ -106,6 +106,9 @@ std::vector<std::string> echo_server_args(const std::string& db, std::uint16_t p
   const char* connections = std::getenv("EXACTLY_TEST_PG_CONNECTIONS");  // as echo_server's
   if (postgres && connections)
     a.insert(a.end(), {"--postgres-connections", connections});
+  const char* unflushed_lane = std::getenv("EXACTLY_TEST_PG_UNFLUSHED_LANE");
+  if (postgres && unflushed_lane && std::string(unflushed_lane) == "1")
+    a.push_back("--postgres-unflushed-lane");
   return a;
 }
 

@@ -36,12 +36,18 @@ std::size_t echo_server_config::default_test_pg_connections() {
   return n ? static_cast<std::size_t>(std::stoul(n)) : 1;
 }
 
+bool echo_server_config::default_test_pg_unflushed_lane() {
+  const char* on = std::getenv("EXACTLY_TEST_PG_UNFLUSHED_LANE");
+  return on && std::string_view(on) == "1";
+}
+
 echo_server::echo_server(echo_server_config cfg) {
   server::connector_options co;
   co.db_path = db_path();
   if (!cfg.postgres.empty()) {
     co.postgres = pg::options{cfg.postgres};
     co.postgres_connections = cfg.postgres_connections;
+    co.postgres_unflushed_lane = cfg.postgres_unflushed_lane;
   }
   co.max_staged_per_principal = cfg.max_staged_per_principal;
   co.max_staged_bytes_per_principal = cfg.max_staged_bytes_per_principal;

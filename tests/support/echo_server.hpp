@@ -53,7 +53,10 @@ struct echo_server_config {
   static std::string default_test_postgres();
   // connector_options::postgres_connections: EXACTLY_TEST_PG_CONNECTIONS when set, else 1.
   std::size_t postgres_connections = default_test_pg_connections();
+  // connector_options::postgres_unflushed_lane: EXACTLY_TEST_PG_UNFLUSHED_LANE=1, else off.
+  bool postgres_unflushed_lane = default_test_pg_unflushed_lane();
   static std::size_t default_test_pg_connections();
+  static bool default_test_pg_unflushed_lane();
 };
 
 class echo_server {

@@ -38,6 +38,11 @@ struct connector_options {
   // connection, so with more than one, route logic, message handlers and user routes run on
   // several threads at once and must be safe to.
   std::size_t postgres_connections = 1;
+  // PostgreSQL with 2 or more connections: the last one takes only the PUTs and DELETEs that may
+  // commit unflushed, so they never wait behind a COMMIT that waits for the disk; POSTs, user
+  // routes and the background jobs take the others, by route and id. For a disk whose flush is
+  // slow; on a fast one, the lanes by id carry more. Refused with fewer connections.
+  bool postgres_unflushed_lane = false;
   timing times{};                                 // staged TTL, retention, acceptance window
   std::int64_t max_staged_per_principal = 10000;  // then PUT is 429 too-many-staged
   // Request body bytes a principal may hold staged; a PUT that would exceed it is 429
@@ -145,6 +150,9 @@ class connector {
   database storage(std::size_t i);
   // The connections the connector holds (connector_options::postgres_connections; 1 on SQLite).
   std::size_t connections() const;
+  // Whether the last connection takes only the PUTs and DELETEs that may commit unflushed
+  // (connector_options::postgres_unflushed_lane).
+  bool unflushed_lane() const;
   // Makes the calling thread use connection `i` (< connections()) for every call above and
   // below, db(), pg() and storage() included; a thread that never called it uses connection 0.
   // A thread serves one connector this way. Throws std::out_of_range for a bad `i`.
