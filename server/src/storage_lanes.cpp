@@ -8,7 +8,10 @@ namespace exactly::server {
 
 storage_lanes::storage_lanes(connector& c, bool group_commit, bool flush_every_commit,
                              bool background_sync)
-    : connector_(c), flushed_lanes_(c.unflushed_lane() ? c.connections() - 1 : c.connections()) {
+    : connector_(c),
+      // With every commit flushed nothing may go unflushed: no lane of its own then.
+      flushed_lanes_(c.unflushed_lane() && !flush_every_commit ? c.connections() - 1
+                                                               : c.connections()) {
   for (std::size_t i = 0; i < c.connections(); ++i) {
     lanes_.push_back(std::make_unique<storage_executor>(c.storage(i), group_commit,
                                                         flush_every_commit, background_sync));

@@ -6,10 +6,11 @@ set -u
 bench=$1 engine=$2 mode=$3
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-children='' cluster=''
+children='' cluster='' bench_pid=''
 fail() {  # and stops what the run left, so that a failure leaves nothing running either
   echo "FAIL: $*"
   cat "$out"
+  [ -n "$bench_pid" ] && kill -KILL "$bench_pid" 2>/dev/null
   [ -n "$children" ] && kill -KILL $children 2>/dev/null
   if [ -n "$cluster" ] && [ -f "$cluster/data/postmaster.pid" ]; then
     kill -QUIT "$(head -1 "$cluster/data/postmaster.pid")" 2>/dev/null  # immediate shutdown
@@ -35,12 +36,26 @@ for _ in $(seq 1 240); do
   sleep 0.5
 done
 grep -Eq "$started" "$out" || fail "no figures within 120 s"
-children=$(pgrep -P $bench_pid -d ' ')
-[ -n "$children" ] || fail "no bench-server child to watch"
 cluster=$(sed -n 's/^a throwaway PostgreSQL cluster in //p' "$out")
 [ "$engine" = sqlite ] || [ -n "$cluster" ] || fail "no cluster directory printed"
+# Every child seen from here until the signal is handled must be gone at the end: between two
+# scenarios one server stops and the next starts, so the children are read until one shows up,
+# and once more right after the signal.
+watch_children() {
+  local pid
+  for pid in $(pgrep -P $bench_pid); do
+    case " $children " in *" $pid "*) ;; *) children="$children $pid" ;; esac
+  done
+}
+for _ in $(seq 1 100); do
+  watch_children
+  [ -n "$children" ] && break
+  sleep 0.05
+done
+[ -n "$children" ] || fail "no bench-server child to watch"
 
 kill -TERM $bench_pid
+watch_children
 # It stops within a scenario or a sample (and the server's shutdown grace), not at the run's end.
 for _ in $(seq 1 120); do
   kill -0 $bench_pid 2>/dev/null || break

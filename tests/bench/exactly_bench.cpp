@@ -60,6 +60,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <optional>
 
 using namespace exactly;
@@ -232,6 +233,14 @@ int main(int argc, char** argv) {
     cluster->restart_with_environment(
         std::string("LD_PRELOAD=") + EXACTLY_SLOW_FSYNC_PRELOAD +
         " EXACTLY_FSYNC_DELAY_US=" + std::to_string(s.fsync_delay_us));
+    // The loader only warns about a library it cannot load: a run on a fast disk, called slow.
+    std::ifstream maps("/proc/" + std::to_string(cluster->server_pid()) + "/maps");
+    const std::string mapped{std::istreambuf_iterator<char>(maps), {}};
+    if (mapped.find(EXACTLY_SLOW_FSYNC_PRELOAD) == std::string::npos) {
+      std::fprintf(stderr, "--fsync-delay-us: %s is not loaded in PostgreSQL's server (see %s)\n",
+                   EXACTLY_SLOW_FSYNC_PRELOAD, cluster->log_path().c_str());
+      return 2;
+    }
     postgres_settings.push_back("track_wal_io_timing=on");
   }
   if (!postgres_settings.empty()) {
@@ -310,15 +319,17 @@ int main(int argc, char** argv) {
   std::printf("%-30s %5s %9s %8s %8s %8s %6s %10s %10s %10s %10s\n", "scenario", "conc", "ops/s",
               "p50 ms", "p99 ms", "p99.9 ms", "errors", "srv cpu/op", "cli cpu/op", "srv peak",
               "cli peak");
+  const auto stopped_by_signal = [] {
+    std::fprintf(stderr, "exactly-bench: stopped by a signal; no figures written\n");
+    return interrupted_status();
+  };
   std::vector<figures> all;
   std::vector<int> round_of;  // all[i] was measured in round round_of[i]
   for (int round = 0; round < rounds; ++round) {
     for (int c : concurrency) {
       for (const std::string& name : scenarios) {
-        if (interrupted()) {  // between two scenarios: nothing of the run is written
-          std::fprintf(stderr, "exactly-bench: stopped by a signal; no figures written\n");
-          return interrupted_status();
-        }
+        if (interrupted())  // between two scenarios: nothing of the run is written
+          return stopped_by_signal();
         test::temp_dir dir;
         if (cluster) {
           s.postgres = fresh_schema();
@@ -370,6 +381,8 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (interrupted())  // during the last scenario
+    return stopped_by_signal();
   // Each ratio divides figures of one round (the same minutes of a noisy machine); with several
   // rounds the median is reported, with the spread.
   for (int c : concurrency) {

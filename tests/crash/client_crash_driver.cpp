@@ -19,14 +19,17 @@
 #include <thread>
 
 int main(int argc, char** argv) {
-  bool in_handler = false, queued_follow_up = false;
+  bool in_handler = false, queued_follow_up = false, known = argc >= 4;
   for (int i = 4; i < argc; ++i) {
     const std::string flag = argv[i];
-    (flag == "in-handler" ? in_handler : queued_follow_up) = true;
-    if (flag != "in-handler" && flag != "queued-follow-up")
-      argc = 0;  // unknown: the usage below
+    if (flag == "in-handler")
+      in_handler = true;
+    else if (flag == "queued-follow-up")
+      queued_follow_up = true;
+    else
+      known = false;
   }
-  if (argc < 4) {
+  if (!known) {
     std::cerr << "usage: client-crash-driver DB|--postgres=CONNINFO PORT N [in-handler]"
                  " [queued-follow-up]\n";
     return 2;

@@ -114,6 +114,9 @@ void operator_server::insert_interaction(const std::string& route, const std::st
         "INSERT INTO exactly_interactions(route, id, owner, id_ms, state, state_since_ms)"
         " VALUES (?, ?, ?, ?, ?, ?)",
         route, id, owner, since_ms, static_cast<std::int64_t>(state), since_ms);
+    // A savepoint in an open group keeps a SET LOCAL past its release: on again for the rest.
+    if (db.kind() == engine::postgres)
+      db.execute("SET LOCAL exactly.inline_counts = 'on'");
     tx.commit();
   });
 }

@@ -8,12 +8,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <random>
 #include <stdexcept>
+#include <string_view>
 
 namespace exactly::tools {
 namespace {
@@ -107,6 +109,10 @@ pg_cluster::~pg_cluster() {
   try {
     stop(false);
   } catch (const std::exception&) {
+    try {  // a fast shutdown that did not end (a slow disk's checkpoint): the directory goes next
+      stop(true);
+    } catch (const std::exception&) {
+    }
   }
   std::error_code ec;
   fs::remove_all(dir_, ec);
@@ -130,11 +136,27 @@ void pg_cluster::start() {
 }
 
 void pg_cluster::restart_with_environment(const std::string& environment) {
-  if (environment.find('\'') != std::string::npos)
-    throw std::invalid_argument("a cluster's environment is NAME=VALUE words without quotes");
+  // Put in a shell command as it is: nothing the shell would read as more than words.
+  for (const char c : environment) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) &&
+        std::string_view(" _./=:-").find(c) == std::string_view::npos) {
+      throw std::invalid_argument(
+          "a cluster's environment is NAME=VALUE words of letters, digits "
+          "and _ . / = : - only: " +
+          environment);
+    }
+  }
   stop(false);
   environment_ = environment;
   start();
+}
+
+int pg_cluster::server_pid() const {
+  std::ifstream in(dir_ + "/data/postmaster.pid");
+  int pid = 0;
+  if (!(in >> pid) || pid <= 0)
+    throw std::runtime_error("no PostgreSQL server running in " + dir_);
+  return pid;
 }
 
 void pg_cluster::write_info(const std::string& info_file) {

@@ -31,9 +31,12 @@ class pg_cluster {
   void stop(bool immediate = true);
   // Starts the stopped cluster again on the same port; returns once it accepts connections.
   void start();
-  // Stops the cluster (fast) and starts it again with `environment`, NAME=VALUE words without
-  // quotes, in its server's environment (and at every later start()).
+  // Stops the cluster (fast) and starts it again with `environment`, NAME=VALUE words of
+  // letters, digits and _ . / = : - only, in its server's environment (and at every later
+  // start()); std::invalid_argument for any other character.
   void restart_with_environment(const std::string& environment);
+  // The running server's process id (its postmaster.pid); std::runtime_error if it is not running.
+  int server_pid() const;
   // Writes what the adopting constructor reads, and lets the cluster outlive this object.
   void write_info(const std::string& info_file);
   // Stops and removes the cluster `info_file` describes, if it still runs.

@@ -41,7 +41,10 @@ struct connector_options {
   // PostgreSQL with 2 or more connections: the last one takes only the PUTs and DELETEs that may
   // commit unflushed, so they never wait behind a COMMIT that waits for the disk; POSTs, user
   // routes and the background jobs take the others, by route and id. For a disk whose flush is
-  // slow; on a fast one, the lanes by id carry more. Refused with fewer connections.
+  // slow; on a fast one, the lanes by id carry more. Refused with fewer connections; unused with
+  // server_options::flush_every_commit. The requests of one id then meet on two connections: a
+  // PUT sent again while its POST's group waits for the disk waits on the id's lock, and the
+  // lane with it.
   bool postgres_unflushed_lane = false;
   timing times{};                                 // staged TTL, retention, acceptance window
   std::int64_t max_staged_per_principal = 10000;  // then PUT is 429 too-many-staged
