@@ -4,6 +4,7 @@
 // once, nothing pending on the client, no executed rows left on the server.
 
 #include <child_process.hpp>
+#include <crash_case_name.hpp>
 #include <echo_server.hpp>
 
 #include <exactly/common/crash_point.hpp>
@@ -94,16 +95,7 @@ INSTANTIATE_TEST_SUITE_P(
                       crash_case{"client.after_get_before_commit", false, false, true},
                       crash_case{"client.after_get_before_commit", false, true, true}),
     [](const auto& info) {
-      std::string n = info.param.point;
-      if (info.param.in_handler)
-        n += "_put_in_handler";
-      if (info.param.queued_follow_up)
-        n += "_queued_follow_up";
-      for (char& ch : n) {
-        if (ch == '.')
-          ch = '_';
-      }
-      return n;
+      return crash_case_name(info.param.point, info.param.in_handler, info.param.queued_follow_up);
     });
 
 // The server is killed right after it answered a handler's PUT with 201, and its staged row is

@@ -7,6 +7,7 @@
 #include "pg_cluster.hpp"
 
 #include <child_process.hpp>
+#include <crash_case_name.hpp>
 #include <echo_server.hpp>
 
 #include <exactly/common/crash_point.hpp>
@@ -95,16 +96,7 @@ INSTANTIATE_TEST_SUITE_P(
                       crash_case{"client.after_get_before_commit", false, true},
                       crash_case{"client.after_get_before_commit", true, true}),
     [](const auto& info) {
-      std::string n = info.param.point;
-      if (info.param.in_handler)
-        n += "_put_in_handler";
-      if (info.param.queued_follow_up)
-        n += "_queued_follow_up";
-      for (char& ch : n) {
-        if (ch == '.')
-          ch = '_';
-      }
-      return n;
+      return crash_case_name(info.param.point, info.param.in_handler, info.param.queued_follow_up);
     });
 
 }  // namespace

@@ -45,6 +45,18 @@ void audit_writers(pg::connection& db, const std::string& table) {
       " FOR EACH ROW EXECUTE FUNCTION lane_audit_row()");
 }
 
+constexpr int workers = 6, per_worker = 20;
+
+// Full cycles of fresh ids by `workers` clients in parallel, `per_worker` each: every one
+// answered as expected and executed once.
+void run_full_cycles(echo_server& server) {
+  const int failures = full_cycles_in_parallel(server.port(), workers, per_worker, [&] {
+                         return request_id::mint(server.now_ms()).to_string();
+                       }).second;
+  EXPECT_EQ(failures, 0);
+  EXPECT_EQ(server.executions_total(), workers * per_worker);
+}
+
 echo_server_config three_connections() {
   echo_server_config cfg;
   cfg.postgres = test_cluster().fresh_schema();
@@ -210,12 +222,7 @@ TEST(storage_lanes, every_request_of_an_id_uses_one_connection_and_the_ids_use_t
   echo_server server(cfg);
   pg::connection audit({cfg.postgres});
   audit_writers(audit, "exactly_interactions");
-  constexpr int workers = 6, per_worker = 20;
-  const int failures = full_cycles_in_parallel(server.port(), workers, per_worker, [&] {
-                         return request_id::mint(server.now_ms()).to_string();
-                       }).second;
-  EXPECT_EQ(failures, 0);
-  EXPECT_EQ(server.executions_total(), workers * per_worker);
+  run_full_cycles(server);
   // Each id's staged row, execution and tombstone were written, each by one backend.
   EXPECT_EQ(audit.query_int64("SELECT count(DISTINCT id) FROM lane_audit"), workers * per_worker);
   EXPECT_GE(audit.query_int64("SELECT count(*) FROM lane_audit").value_or(0),
@@ -268,12 +275,7 @@ TEST(storage_lanes, an_unflushed_lane_takes_every_put_and_delete_and_nothing_els
       " FOR EACH ROW EXECUTE FUNCTION state_audit_row()");
   audit_writers(audit, "plain_writes");
   const std::int64_t unflushed_groups = server.metric("exactly_commit_groups_unflushed_total");
-  constexpr int workers = 6, per_worker = 20;
-  const int failures = full_cycles_in_parallel(server.port(), workers, per_worker, [&] {
-                         return request_id::mint(server.now_ms()).to_string();
-                       }).second;
-  EXPECT_EQ(failures, 0);
-  EXPECT_EQ(server.executions_total(), workers * per_worker);
+  run_full_cycles(server);
   // The lane's groups committed unflushed: at most one per PUT and DELETE.
   const std::int64_t unflushed =
       server.metric("exactly_commit_groups_unflushed_total") - unflushed_groups;

@@ -1,0 +1,21 @@
+#pragma once
+// The name of a crash-matrix case in a test's name: its crash point with '_' for '.', and the
+// client's modes it runs in.
+
+#include <string>
+
+namespace exactly::test {
+
+inline std::string crash_case_name(std::string point, bool put_in_handler, bool queued_follow_up) {
+  if (put_in_handler)
+    point += "_put_in_handler";
+  if (queued_follow_up)
+    point += "_queued_follow_up";
+  for (char& ch : point) {
+    if (ch == '.')
+      ch = '_';
+  }
+  return point;
+}
+
+}  // namespace exactly::test
