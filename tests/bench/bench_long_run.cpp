@@ -465,9 +465,10 @@ json long_run(long n, int concurrency, double every, double rate, int owners, co
               "client KiB", "server db B", "server WAL B", "server rows", "backends KiB");
   for (bool last = false; !last;) {
     std::this_thread::sleep_for(std::chrono::duration<double>(every));
-    if (interrupted())
+    const bool stopping = interrupted();
+    if (stopping)
       started = n;  // the clients stop after their cycle in flight; this sample is the last
-    last = finished.load() >= n || interrupted();
+    last = finished.load() >= n || stopping;
     storage_sample stored;
     try {
       stored = storage();

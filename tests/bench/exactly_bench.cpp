@@ -47,6 +47,7 @@
 #include "bench_server_process.hpp"
 #include "interrupt.hpp"
 #include "latency_proxy.hpp"
+#include "slow_fsync.hpp"
 #include "slow_sync_vfs.hpp"
 
 #include <echo_server.hpp>
@@ -60,7 +61,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <optional>
 
 using namespace exactly;
@@ -230,13 +230,8 @@ int main(int argc, char** argv) {
   // A slow disk under PostgreSQL: its server restarted with every fsync slowed, and its WAL syncs
   // timed by PostgreSQL itself, which the run reports at its end.
   if (cluster && s.fsync_delay_us > 0) {
-    cluster->restart_with_environment(
-        std::string("LD_PRELOAD=") + EXACTLY_SLOW_FSYNC_PRELOAD +
-        " EXACTLY_FSYNC_DELAY_US=" + std::to_string(s.fsync_delay_us));
-    // The loader only warns about a library it cannot load: a run on a fast disk, called slow.
-    std::ifstream maps("/proc/" + std::to_string(cluster->server_pid()) + "/maps");
-    const std::string mapped{std::istreambuf_iterator<char>(maps), {}};
-    if (mapped.find(EXACTLY_SLOW_FSYNC_PRELOAD) == std::string::npos) {
+    cluster->restart_with_environment(slow_fsync_environment(s.fsync_delay_us));
+    if (!slow_fsync_loaded(*cluster)) {  // else a run on a fast disk, called slow
       std::fprintf(stderr, "--fsync-delay-us: %s is not loaded in PostgreSQL's server (see %s)\n",
                    EXACTLY_SLOW_FSYNC_PRELOAD, cluster->log_path().c_str());
       return 2;
@@ -429,10 +424,8 @@ int main(int argc, char** argv) {
     }
   }
   if (cluster && s.fsync_delay_us > 0) {  // the delay, as PostgreSQL timed its WAL syncs
-    const pg::result wal = pg::connection({.conninfo = cluster->conninfo()})
-                               .query("SELECT wal_sync, wal_sync_time FROM pg_stat_wal");
-    const long syncs = std::stol(wal.text(0, 0));
-    const double ms = std::stod(wal.text(0, 1));
+    pg::connection db({.conninfo = cluster->conninfo()});
+    const auto [syncs, ms] = read_wal_syncs(db);
     out["postgres_wal_syncs"] = syncs;
     out["postgres_wal_sync_mean_ms"] = syncs > 0 ? ms / static_cast<double>(syncs) : 0.0;
     std::printf("PostgreSQL's WAL syncs: %ld, %.2f ms each on average\n", syncs,

@@ -3,6 +3,7 @@
 // taking at least the delay, and what was committed reads back.
 
 #include <pg_cluster.hpp>
+#include "slow_fsync.hpp"
 
 #include <exactly/common/postgres.hpp>
 
@@ -16,8 +17,7 @@ namespace {
 TEST(slow_fsync_preload, every_wal_sync_of_the_server_takes_the_delay_longer) {
   constexpr int delay_ms = 20;
   pg_cluster cluster;  // its own: the tests' shared cluster keeps its fast disk
-  cluster.restart_with_environment(std::string("LD_PRELOAD=") + EXACTLY_SLOW_FSYNC_PRELOAD +
-                                   " EXACTLY_FSYNC_DELAY_US=" + std::to_string(delay_ms * 1000));
+  cluster.restart_with_environment(bench::slow_fsync_environment(delay_ms * 1000));
   pg::connection db({.conninfo = cluster.conninfo()});
   db.exec("ALTER SYSTEM SET track_wal_io_timing = on");
   db.query("SELECT pg_reload_conf()");
@@ -28,9 +28,7 @@ TEST(slow_fsync_preload, every_wal_sync_of_the_server_takes_the_delay_longer) {
   for (int i = 0; i < 5; ++i)
     db.query("INSERT INTO t VALUES ($1)", i);  // each one a commit waiting for its WAL sync
   db.query("SELECT pg_stat_force_next_flush()");
-  const pg::result wal = db.query("SELECT wal_sync, wal_sync_time FROM pg_stat_wal");
-  const long syncs = std::stol(wal.text(0, 0));
-  const double sync_ms = std::stod(wal.text(0, 1));
+  const auto [syncs, sync_ms] = bench::read_wal_syncs(db);
   EXPECT_GE(syncs, 5);
   EXPECT_GE(sync_ms, 0.99 * delay_ms * static_cast<double>(syncs))
       << syncs << " syncs took " << sync_ms << " ms in all";
@@ -46,9 +44,9 @@ TEST(slow_fsync_preload, every_wal_sync_of_the_server_takes_the_delay_longer) {
   again.query("SELECT pg_stat_reset_shared('wal')");
   again.query("INSERT INTO t VALUES (5)");
   again.query("SELECT pg_stat_force_next_flush()");
-  const pg::result after = again.query("SELECT wal_sync, wal_sync_time FROM pg_stat_wal");
-  EXPECT_GE(std::stol(after.text(0, 0)), 1);
-  EXPECT_GE(std::stod(after.text(0, 1)), 0.99 * delay_ms * std::stod(after.text(0, 0)));
+  const bench::wal_syncs after = bench::read_wal_syncs(again);
+  EXPECT_GE(after.syncs, 1);
+  EXPECT_GE(after.ms, 0.99 * delay_ms * static_cast<double>(after.syncs));
 }
 
 }  // namespace
