@@ -43,6 +43,15 @@ bool eventually_held() {
   return within_10s([] { return bench::held_syncs() == 1; });
 }
 
+// The thresholds these tests count in (the thread from 1000 pages, finished at 4000, the WAL cut
+// back to 4 MiB), smaller than the defaults so that a WAL fills in a moment.
+sqlite::options thresholds(sqlite::synchronous sync, std::int64_t wal_size_limit = 4 << 20) {
+  return {.sync = sync,
+          .wal_size_limit_bytes = wal_size_limit,
+          .checkpoint_pages = 1000,
+          .finish_checkpoint_pages = 4000};
+}
+
 struct gate {
   gate() { bench::hold_syncs(); }
   ~gate() { bench::release_syncs(); }
@@ -98,7 +107,7 @@ class wal_checkpoint_test : public ::testing::Test {
 };
 
 TEST_F(wal_checkpoint_test, a_commit_past_the_threshold_goes_on_while_the_checkpoint_waits) {
-  sqlite::connection db(path(), {.sync = sqlite::synchronous::normal});  // commits never sync
+  sqlite::connection db(path(), thresholds(sqlite::synchronous::normal));  // commits never sync
   create(db);
   std::future<int> writer;
   {
@@ -133,7 +142,7 @@ TEST_F(wal_checkpoint_test, without_the_thread_the_commit_that_crosses_the_thres
 }
 
 TEST_F(wal_checkpoint_test, the_wal_starts_over_under_a_steady_stream_of_commits) {
-  const sqlite::options opts;  // synchronous=FULL, the thread from 1000 pages, finished at 4000
+  const sqlite::options opts = thresholds(sqlite::synchronous::full);
   sqlite::connection db(path(), opts);
   create(db);
   int rows = 0;
@@ -154,7 +163,8 @@ TEST_F(wal_checkpoint_test, the_wal_starts_over_under_a_steady_stream_of_commits
 // the rest itself: the WAL starts over soon after checkpoint_pages, not at the finishing
 // threshold (without that step it grew to 4000 frames here).
 TEST_F(wal_checkpoint_test, the_wal_starts_over_once_the_thread_has_copied_nearly_all_of_it) {
-  const sqlite::options opts{.wal_size_limit_bytes = 0};  // a WAL that starts over is cut back
+  // A WAL that starts over is cut back.
+  const sqlite::options opts = thresholds(sqlite::synchronous::full, 0);
   sqlite::connection db(path(), opts);
   create(db);
   std::uintmax_t largest = 0;
@@ -166,7 +176,7 @@ TEST_F(wal_checkpoint_test, the_wal_starts_over_once_the_thread_has_copied_nearl
 // that finds all but a quarter of checkpoint_pages copied tries the rest once for this WAL, not at
 // every commit after it (each try a checkpoint: its locks, and the fsyncs of what it copies).
 TEST_F(wal_checkpoint_test, a_reader_holding_the_copy_back_costs_one_early_checkpoint_per_wal) {
-  const sqlite::options opts{.sync = sqlite::synchronous::normal};  // only checkpoints sync
+  const sqlite::options opts = thresholds(sqlite::synchronous::normal);  // only checkpoints sync
   sqlite::connection db(path(), opts);
   sqlite::connection reader(path(), opts);
   create(db);
@@ -207,7 +217,7 @@ TEST_F(wal_checkpoint_test, a_reader_holding_the_copy_back_costs_one_early_check
 // (SQLITE_LOCKED): the statement's snapshot, not the disk, so later checkpoints still run and the
 // WAL starts over once the statement ends.
 TEST_F(wal_checkpoint_test, a_checkpoint_refused_for_the_committers_own_statement_is_tried_again) {
-  const sqlite::options opts{.sync = sqlite::synchronous::normal};  // only checkpoints sync
+  const sqlite::options opts = thresholds(sqlite::synchronous::normal);  // only checkpoints sync
   sqlite::connection db(path(), opts);
   create(db);
   sqlite::statement open(db, "SELECT rowid FROM t");
@@ -227,7 +237,7 @@ TEST_F(wal_checkpoint_test, a_checkpoint_refused_for_the_committers_own_statemen
 // frame, past the finishing threshold, rather than start over on a database file the disk may
 // not hold.
 TEST_F(wal_checkpoint_test, after_a_failed_checkpoint_the_wal_keeps_every_frame) {
-  const sqlite::options opts{.sync = sqlite::synchronous::normal};  // commits never sync
+  const sqlite::options opts = thresholds(sqlite::synchronous::normal);  // commits never sync
   std::optional<sqlite::connection> open(std::in_place, path(), opts);
   sqlite::connection& db = *open;
   create(db);
@@ -255,7 +265,7 @@ TEST_F(wal_checkpoint_test, after_a_failed_checkpoint_the_wal_keeps_every_frame)
 // the failure: a commit past the finishing threshold in between, while the failed checkpoint is
 // held on its way out and the disk flushes again, starts none, so the WAL does not start over.
 TEST_F(wal_checkpoint_test, no_checkpoint_starts_between_a_failed_one_and_its_note) {
-  const sqlite::options opts{.sync = sqlite::synchronous::normal};  // commits never sync
+  const sqlite::options opts = thresholds(sqlite::synchronous::normal);  // commits never sync
   sqlite::connection db(path(), opts);
   create(db);
   bench::fail_syncs(true);

@@ -49,19 +49,22 @@ struct options {
   std::chrono::milliseconds busy_timeout{10000};
   bool foreign_keys = true;
   // After a checkpoint lets the WAL start over, it is truncated to this size, so a burst does not
-  // leave a large WAL file behind for good (journal_size_limit; -1 keeps every byte).
-  std::int64_t wal_size_limit_bytes = 4 << 20;
+  // leave a large WAL file behind for good (journal_size_limit; -1 keeps every byte). The size a
+  // WAL of checkpoint_pages reaches, so a steady stream keeps one file of that size.
+  std::int64_t wal_size_limit_bytes = 16 << 20;
   // Once the WAL holds this many pages, a thread of this process (one per database file) copies
   // it into the database, with that copy's fsyncs, instead of the connection that committed
   // (SQLite's automatic checkpoint, which stays in use with 0 and for an in-memory database).
-  int checkpoint_pages = 1000;
+  // Each WAL that starts over costs one commit a checkpoint's fsyncs (below): on a disk slow to
+  // sync, a larger WAL is fewer such stalls, at 4 KiB of disk a page.
+  int checkpoint_pages = 4000;
   // Once that thread's last copy left at most a quarter of checkpoint_pages uncopied (once per
   // WAL), and past this many pages in any case, the connection that commits copies what the
   // thread has not yet, so the WAL starts over (only a writer can copy it to its end while
   // commits keep coming): a short copy, and the fsyncs of a checkpoint. Must be above
   // checkpoint_pages (std::invalid_argument). After a failed checkpoint (the disk), none of the
   // file runs while the process has it open, logged as critical: the WAL keeps every frame.
-  int finish_checkpoint_pages = 4000;
+  int finish_checkpoint_pages = 16000;
 };
 
 class connection;
