@@ -49,8 +49,9 @@ struct options {
   std::chrono::milliseconds busy_timeout{10000};
   bool foreign_keys = true;
   // After a checkpoint lets the WAL start over, it is truncated to this size, so a burst does not
-  // leave a large WAL file behind for good (journal_size_limit; -1 keeps every byte). The size a
-  // WAL of checkpoint_pages reaches, so a steady stream keeps one file of that size.
+  // leave a large WAL file behind for good (journal_size_limit; -1 keeps every byte). About the
+  // size a WAL of checkpoint_pages reaches (pages of 4 KiB, 24 bytes a frame more), so a steady
+  // stream keeps one file: keep it at least that when raising checkpoint_pages.
   std::int64_t wal_size_limit_bytes = 16 << 20;
   // Once the WAL holds this many pages, a thread of this process (one per database file) copies
   // it into the database, with that copy's fsyncs, instead of the connection that committed
@@ -61,9 +62,10 @@ struct options {
   // Once that thread's last copy left at most a quarter of checkpoint_pages uncopied (once per
   // WAL), and past this many pages in any case, the connection that commits copies what the
   // thread has not yet, so the WAL starts over (only a writer can copy it to its end while
-  // commits keep coming): a short copy, and the fsyncs of a checkpoint. Must be above
-  // checkpoint_pages (std::invalid_argument). After a failed checkpoint (the disk), none of the
-  // file runs while the process has it open, logged as critical: the WAL keeps every frame.
+  // commits keep coming): that rest (at most a quarter of checkpoint_pages before this many), and
+  // the fsyncs of a checkpoint. Must be above checkpoint_pages (std::invalid_argument). After a
+  // failed checkpoint (the disk), none of the file runs while the process has it open, logged as
+  // critical: the WAL keeps every frame.
   int finish_checkpoint_pages = 16000;
 };
 
