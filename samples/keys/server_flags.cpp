@@ -4,6 +4,7 @@
 #include <units.hpp>
 
 #include <cctype>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -128,6 +129,19 @@ void add_server_options(CLI::App& app, server::server_options& so, server::conne
                  "true (SQLite): flushed commits are synced by a thread of their own and their "
                  "answers wait for it, while other commits go on; false: each waits for its fsync")
       ->default_str(so.background_sync ? "true" : "false")
+      ->group(jobs);
+  app.add_option_function<int>(
+         "--sqlite-wal-pages",
+         [&co](int pages) {
+           co.db.checkpoint_pages = pages;
+           co.db.finish_checkpoint_pages = 4 * pages;
+           co.db.wal_size_limit_bytes = static_cast<std::int64_t>(pages) * (4096 + 24) + 32;
+         },
+         "SQLite: the WAL is copied into the database from this many pages of 4 KiB and starts "
+         "over soon after, one commit paying a checkpoint's fsyncs each time: more pages, fewer "
+         "such stalls on a disk slow to sync, more disk (the WAL's file stays about that size)")
+      ->check(CLI::Range(100, 1 << 20))
+      ->default_str(std::to_string(co.db.checkpoint_pages))
       ->group(jobs);
   app.add_flag("--flush-every-commit", so.flush_every_commit,
                "flush PUTs and DELETEs to disk before answering too (by default a crash of the "

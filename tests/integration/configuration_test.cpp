@@ -10,6 +10,7 @@
 #include <units.hpp>
 
 #include <exactly/common/request_id.hpp>
+#include <exactly/common/sqlite.hpp>
 
 #include <sys/wait.h>
 
@@ -221,6 +222,27 @@ TEST_F(configuration, flush_every_commit_is_off_unless_asked) {
   EXPECT_EQ(on.layers.source_of("flush-every-commit"), source::command_line);
 }
 
+TEST_F(configuration, sqlite_wal_pages_sets_the_checkpoint_thresholds_and_the_wal_size) {
+  parsed_server defaults;
+  ASSERT_EQ(defaults.parse({}), -1) << defaults.err.str();
+  const sqlite::options library;
+  EXPECT_EQ(defaults.co.db.checkpoint_pages, library.checkpoint_pages);
+  EXPECT_EQ(defaults.co.db.finish_checkpoint_pages, library.finish_checkpoint_pages);
+  EXPECT_EQ(defaults.co.db.wal_size_limit_bytes, library.wal_size_limit_bytes);
+  parsed_server set;
+  const std::string f = file("server.toml", "sqlite-wal-pages = 10000\n");
+  ASSERT_EQ(set.parse({"--config", f}), -1) << set.err.str();
+  EXPECT_EQ(set.co.db.checkpoint_pages, 10000);
+  EXPECT_EQ(set.co.db.finish_checkpoint_pages, 40000);
+  // A WAL of 10000 pages (a 32-byte header, 24 bytes a frame) is never cut back below itself.
+  EXPECT_GE(set.co.db.wal_size_limit_bytes, 32 + 10000 * (4096 + 24));
+  EXPECT_NO_THROW(sqlite::connection((dir_.path() / "w.db").string(), set.co.db));
+  for (const char* bad : {"0", "99", "-5", "2000000", "many"}) {
+    parsed_server refused;
+    EXPECT_NE(refused.parse({"--sqlite-wal-pages", bad}), -1) << bad;
+  }
+}
+
 TEST_F(configuration, a_subcommand_reads_its_own_section) {
   const std::string f = file("tool.toml",
                              "db = \"from-file.db\"\n"
@@ -417,6 +439,7 @@ TEST_F(configuration, payment_service_and_echo_server_spell_their_options_the_sa
                                            "shutdown-grace",
                                            "group-commit",
                                            "flush-every-commit",
+                                           "sqlite-wal-pages",
                                            "background-sync",
                                            "metrics-need-key",
                                            "metrics-max-age"};
