@@ -135,7 +135,8 @@ void add_server_options(CLI::App& app, server::server_options& so, server::conne
          [&co](int pages) {
            co.db.checkpoint_pages = pages;
            co.db.finish_checkpoint_pages = 4 * pages;
-           co.db.wal_size_limit_bytes = static_cast<std::int64_t>(pages) * (4096 + 24) + 32;
+           // As the defaults: 16 MiB for 4000 pages, a few frames above what a WAL of N holds.
+           co.db.wal_size_limit_bytes = static_cast<std::int64_t>(pages) * (16 << 20) / 4000;
          },
          "SQLite: the WAL is copied into the database from this many pages of 4 KiB and starts "
          "over soon after, one commit paying a checkpoint's fsyncs each time: more pages, fewer "

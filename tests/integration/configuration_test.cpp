@@ -234,13 +234,20 @@ TEST_F(configuration, sqlite_wal_pages_sets_the_checkpoint_thresholds_and_the_wa
   ASSERT_EQ(set.parse({"--config", f}), -1) << set.err.str();
   EXPECT_EQ(set.co.db.checkpoint_pages, 10000);
   EXPECT_EQ(set.co.db.finish_checkpoint_pages, 40000);
-  // A WAL of 10000 pages (a 32-byte header, 24 bytes a frame) is never cut back below itself.
-  EXPECT_GE(set.co.db.wal_size_limit_bytes, 32 + 10000 * (4096 + 24));
+  // As the defaults scaled: 16 MiB a 4000 pages, above a WAL of 10000 (32 + 10000 * 4120).
+  EXPECT_EQ(set.co.db.wal_size_limit_bytes, 41943040);
   EXPECT_NO_THROW(sqlite::connection((dir_.path() / "w.db").string(), set.co.db));
+  parsed_server same;
+  ASSERT_EQ(same.parse({}, {{"EXACTLY_SQLITE_WAL_PAGES", "4000"}}), -1) << same.err.str();
+  EXPECT_EQ(same.co.db.wal_size_limit_bytes, library.wal_size_limit_bytes);  // the default's
   for (const char* bad : {"0", "99", "-5", "2000000", "many"}) {
     parsed_server refused;
     EXPECT_NE(refused.parse({"--sqlite-wal-pages", bad}), -1) << bad;
   }
+  parsed_server from_env;
+  EXPECT_NE(from_env.parse({}, {{"EXACTLY_SQLITE_WAL_PAGES", "99"}}), -1);
+  EXPECT_NE(from_env.err.str().find("EXACTLY_SQLITE_WAL_PAGES"), std::string::npos)
+      << from_env.err.str();
 }
 
 TEST_F(configuration, a_subcommand_reads_its_own_section) {
