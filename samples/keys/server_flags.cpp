@@ -3,8 +3,9 @@
 
 #include <units.hpp>
 
+#include <exactly/common/sqlite_wal_pages.hpp>
+
 #include <cctype>
-#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -131,13 +132,7 @@ void add_server_options(CLI::App& app, server::server_options& so, server::conne
       ->default_str(so.background_sync ? "true" : "false")
       ->group(jobs);
   app.add_option_function<int>(
-         "--sqlite-wal-pages",
-         [&co](int pages) {
-           co.db.checkpoint_pages = pages;
-           co.db.finish_checkpoint_pages = 4 * pages;
-           // As the defaults: 16 MiB for 4000 pages, a few frames above what a WAL of N holds.
-           co.db.wal_size_limit_bytes = static_cast<std::int64_t>(pages) * (16 << 20) / 4000;
-         },
+         "--sqlite-wal-pages", [&co](int pages) { co.db = sqlite::with_wal_pages(co.db, pages); },
          "SQLite: the WAL is copied into the database from this many pages of 4 KiB and starts "
          "over soon after, one commit paying a checkpoint's fsyncs each time: more pages, fewer "
          "such stalls on a disk slow to sync, more disk (the WAL's file stays about that size)")

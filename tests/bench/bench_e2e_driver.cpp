@@ -7,6 +7,7 @@
 
 #include <exactly/common/clock.hpp>
 #include <exactly/common/request_id.hpp>
+#include <exactly/common/sqlite_wal_pages.hpp>
 #include <exactly/common/storage_error.hpp>
 
 #include <nlohmann/json.hpp>
@@ -21,13 +22,14 @@ using nlohmann::json;
 e2e_driver::e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency, const settings& s,
                        e2e_way way)
     : path_((dir / "client.db").string()),
-      db_opts_{.sync = s.relaxed ? sqlite::synchronous::normal : sqlite::synchronous::full},
+      db_opts_{s.wal_pages > 0 ? sqlite::with_wal_pages({}, s.wal_pages) : sqlite::options{}},
       pg_opts_{s.client_postgres, !s.relaxed},
       done_(concurrency),
       dispatchers_(std::min(concurrency, s.e2e_workers)),
       batch_(s.e2e_batch),
       wait_for_put_(s.put_in_handler ? client::put_wait::in_handler
                                      : client::put_wait::before_commit) {
+  db_opts_.sync = s.relaxed ? sqlite::synchronous::normal : sqlite::synchronous::full;
   {
     connection c = open();
     c.db().exec(on_postgres()

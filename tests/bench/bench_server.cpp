@@ -8,6 +8,7 @@
 #include "slow_sync_vfs.hpp"
 
 #include <exactly/common/host_port.hpp>
+#include <exactly/common/sqlite_wal_pages.hpp>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -60,6 +61,10 @@ int main(int argc, char** argv) {
   app.add_flag("--drop-counter-triggers", uncounted,
                "SQLite: drop the triggers that keep the row counters, to measure what they cost"
                " (the counters, /metrics' row figures and the staged quota are then wrong)");
+  int wal_pages = 0;
+  app.add_option("--wal-pages", wal_pages,
+                 "SQLite: the WAL is checkpointed from this many pages (sqlite::with_wal_pages)")
+      ->check(CLI::Range(100, 1 << 20));
   long fsync_delay_us = 0;
   app.add_option("--fsync-delay-us", fsync_delay_us,
                  "a slow disk: every SQLite fsync takes this much longer")
@@ -82,6 +87,8 @@ int main(int argc, char** argv) {
     co.times.acceptance_window_ms = static_cast<std::int64_t>(window_s * 1000);
     if (relaxed)
       co.db.sync = exactly::sqlite::synchronous::normal;
+    if (wal_pages > 0)
+      co.db = exactly::sqlite::with_wal_pages(co.db, wal_pages);
     if (!postgres.empty())
       co.postgres = exactly::pg::options{postgres, !relaxed};
     co.postgres_connections = pg_connections;

@@ -45,6 +45,7 @@ struct settings {
   int instances = 1;            // server processes sharing the database (PostgreSQL only)
   int connections = 1;          // PostgreSQL connections of each server process
   bool unflushed_lane = false;  // the last one takes the PUTs and DELETEs that may go unflushed
+  int wal_pages = 0;  // SQLite's WAL size, server and e2e client (with_wal_pages); 0: default
 };
 
 struct figures {

@@ -54,6 +54,7 @@
 #include <pg_cluster.hpp>
 
 #include <exactly/common/postgres.hpp>
+#include <exactly/common/sqlite.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -167,6 +168,10 @@ int main(int argc, char** argv) {
                  "a slow disk: every SQLite fsync of the server and the client takes this much "
                  "longer, and with --engine postgres every fsync of PostgreSQL's server")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--wal-pages", s.wal_pages,
+                 "SQLite: the WAL of the server's and the e2e client's databases is checkpointed "
+                 "from this many pages (sqlite::with_wal_pages; default: the library's, 4000)")
+      ->check(CLI::Range(100, 1 << 20));
   long postgres_delay_us = 0;
   app.add_option("--postgres-delay-us", postgres_delay_us,
                  "PostgreSQL a network away: every byte to and from it takes this much longer "
@@ -274,6 +279,7 @@ int main(int argc, char** argv) {
               {"e2e_publishers", s.e2e_publishers},
               {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"},
               {"fsync_delay_us", s.fsync_delay_us},
+              {"wal_pages", s.wal_pages > 0 ? s.wal_pages : sqlite::options{}.checkpoint_pages},
               {"postgres_delay_us", postgres_delay_us},
               {"postgres_settings", postgres_settings},
               {"engine", engine},
@@ -302,6 +308,8 @@ int main(int argc, char** argv) {
       s.connections > 1 ? "s" : "", s.relaxed ? "NORMAL" : "FULL", s.ungrouped ? "off" : "on",
       s.no_background_sync ? "off" : "on", std::thread::hardware_concurrency(), s.warmup,
       s.seconds);
+  if (s.wal_pages > 0)
+    std::printf("SQLite's WAL checkpointed from %d pages (--wal-pages)\n", s.wal_pages);
   if (s.fsync_delay_us > 0)
     std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us%s)\n",
                 s.fsync_delay_us, cluster ? ", PostgreSQL's server included" : "");

@@ -1,6 +1,7 @@
 #include <exactly/common/migrations.hpp>
 #include <exactly/common/request_id.hpp>
 #include <exactly/common/sqlite.hpp>
+#include <exactly/common/sqlite_wal_pages.hpp>
 
 #include <gtest/gtest.h>
 
@@ -285,6 +286,23 @@ TEST_F(sqlite_test, a_failing_migration_leaves_nothing_half_applied) {
   EXPECT_THROW(migrate(db, "one", broken), error);
   EXPECT_EQ(schema_version(db, "one"), 1);
   EXPECT_EQ(scalar(db, "SELECT count(*) FROM sqlite_master WHERE name = 'c'"), 0);
+}
+
+// The one knob keeps the defaults' proportions: at 4000 pages it is the defaults, and a WAL of N
+// pages (a 32-byte header, 4096 + 24 bytes a frame) always fits under the size it cuts back to.
+TEST(with_wal_pages, is_the_defaults_at_4000_pages_and_keeps_their_proportions) {
+  const options defaults;
+  const options same = with_wal_pages({.sync = synchronous::normal}, 4000);
+  EXPECT_EQ(same.checkpoint_pages, defaults.checkpoint_pages);
+  EXPECT_EQ(same.finish_checkpoint_pages, defaults.finish_checkpoint_pages);
+  EXPECT_EQ(same.wal_size_limit_bytes, defaults.wal_size_limit_bytes);
+  EXPECT_EQ(same.sync, synchronous::normal);  // the rest kept
+  for (const int pages : {100, 1000, 4000, 10000, 1 << 20}) {
+    const options o = with_wal_pages({}, pages);
+    EXPECT_EQ(o.checkpoint_pages, pages);
+    EXPECT_EQ(o.finish_checkpoint_pages, 4 * pages);
+    EXPECT_GT(o.wal_size_limit_bytes, 32 + std::int64_t{pages} * (4096 + 24)) << pages;
+  }
 }
 
 }  // namespace
