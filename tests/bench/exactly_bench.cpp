@@ -206,6 +206,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "wire-uncounted is SQLite's (PostgreSQL's server counts inline)\n");
     return 2;
   }
+  if (s.wal_pages > 0 && engine == "postgres") {
+    std::fprintf(stderr, "--wal-pages is SQLite's (with --engine postgres no SQLite is used)\n");
+    return 2;
+  }
   if (s.unflushed_lane && s.connections < 2) {
     std::fprintf(stderr, "--server-unflushed-lane needs --server-connections 2 or more\n");
     return 2;
@@ -279,13 +283,17 @@ int main(int argc, char** argv) {
               {"e2e_publishers", s.e2e_publishers},
               {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"},
               {"fsync_delay_us", s.fsync_delay_us},
-              {"wal_pages", s.wal_pages > 0 ? s.wal_pages : sqlite::options{}.checkpoint_pages},
+              {"wal_pages", engine == "postgres" ? json()
+                            : s.wal_pages > 0    ? json(s.wal_pages)
+                                                 : json(sqlite::options{}.checkpoint_pages)},
               {"postgres_delay_us", postgres_delay_us},
               {"postgres_settings", postgres_settings},
               {"engine", engine},
               {"server_instances", s.instances},
               {"server_connections", s.connections},
               {"server_unflushed_lane", s.unflushed_lane}};
+  if (s.wal_pages > 0)
+    std::printf("SQLite's WAL checkpointed from %d pages (--wal-pages)\n", s.wal_pages);
   if (long_run_cycles > 0) {
     if (cluster)
       s.postgres = fresh_schema();
@@ -308,8 +316,6 @@ int main(int argc, char** argv) {
       s.connections > 1 ? "s" : "", s.relaxed ? "NORMAL" : "FULL", s.ungrouped ? "off" : "on",
       s.no_background_sync ? "off" : "on", std::thread::hardware_concurrency(), s.warmup,
       s.seconds);
-  if (s.wal_pages > 0)
-    std::printf("SQLite's WAL checkpointed from %d pages (--wal-pages)\n", s.wal_pages);
   if (s.fsync_delay_us > 0)
     std::printf("every fsync of server and client takes %ld us longer (--fsync-delay-us%s)\n",
                 s.fsync_delay_us, cluster ? ", PostgreSQL's server included" : "");

@@ -292,15 +292,24 @@ TEST_F(sqlite_test, a_failing_migration_leaves_nothing_half_applied) {
 // pages (a 32-byte header, 4096 + 24 bytes a frame) always fits under the size it cuts back to.
 TEST(with_wal_pages, is_the_defaults_at_4000_pages_and_keeps_their_proportions) {
   const options defaults;
-  const options same = with_wal_pages({.sync = synchronous::normal}, 4000);
+  const options same = with_wal_pages({.wal = false,
+                                       .sync = synchronous::normal,
+                                       .busy_timeout = std::chrono::milliseconds(7),
+                                       .foreign_keys = false},
+                                      4000);
   EXPECT_EQ(same.checkpoint_pages, defaults.checkpoint_pages);
   EXPECT_EQ(same.finish_checkpoint_pages, defaults.finish_checkpoint_pages);
   EXPECT_EQ(same.wal_size_limit_bytes, defaults.wal_size_limit_bytes);
-  EXPECT_EQ(same.sync, synchronous::normal);  // the rest kept
+  // The rest kept.
+  EXPECT_FALSE(same.wal);
+  EXPECT_EQ(same.sync, synchronous::normal);
+  EXPECT_EQ(same.busy_timeout, std::chrono::milliseconds(7));
+  EXPECT_FALSE(same.foreign_keys);
   for (const int pages : {100, 1000, 4000, 10000, 1 << 20}) {
     const options o = with_wal_pages({}, pages);
     EXPECT_EQ(o.checkpoint_pages, pages);
     EXPECT_EQ(o.finish_checkpoint_pages, 4 * pages);
+    EXPECT_EQ(o.wal_size_limit_bytes, std::int64_t{pages} * (16 << 20) / 4000) << pages;
     EXPECT_GT(o.wal_size_limit_bytes, 32 + std::int64_t{pages} * (4096 + 24)) << pages;
   }
 }
