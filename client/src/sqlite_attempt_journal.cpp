@@ -3,6 +3,7 @@
 
 #include <exactly/common/migrations.hpp>
 #include <exactly/common/sqlite.hpp>
+#include <exactly/common/sqlite_wal_pages.hpp>
 
 #include <optional>
 
@@ -22,12 +23,7 @@ constexpr sqlite::migration schema[] = {
 // Its rows are only the attempts in flight: a WAL of 1000 pages, cut back to 4 MiB, is plenty
 // (the defaults' 16 MiB would only take disk).
 sqlite::options journal_options() {
-  sqlite::options o;
-  o.sync = sqlite::synchronous::normal;
-  o.wal_size_limit_bytes = 4 << 20;
-  o.checkpoint_pages = 1000;
-  o.finish_checkpoint_pages = 4000;
-  return o;
+  return sqlite::with_wal_pages({.sync = sqlite::synchronous::normal}, 1000);
 }
 
 class sqlite_journal final : public journal_engine {

@@ -7,6 +7,7 @@
 #include <slow_sync_vfs.hpp>
 
 #include <exactly/common/sqlite.hpp>
+#include <exactly/common/sqlite_wal_pages.hpp>
 
 #include "common/src/wal_checkpointer.hpp"
 
@@ -46,10 +47,9 @@ bool eventually_held() {
 // The thresholds these tests count in (the thread from 1000 pages, finished at 4000, the WAL cut
 // back to 4 MiB), smaller than the defaults so that a WAL fills in a moment.
 sqlite::options thresholds(sqlite::synchronous sync, std::int64_t wal_size_limit = 4 << 20) {
-  return {.sync = sync,
-          .wal_size_limit_bytes = wal_size_limit,
-          .checkpoint_pages = 1000,
-          .finish_checkpoint_pages = 4000};
+  sqlite::options o = sqlite::with_wal_pages({.sync = sync}, 1000);
+  o.wal_size_limit_bytes = wal_size_limit;
+  return o;
 }
 
 struct gate {
