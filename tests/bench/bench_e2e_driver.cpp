@@ -22,14 +22,15 @@ using nlohmann::json;
 e2e_driver::e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency, const settings& s,
                        e2e_way way)
     : path_((dir / "client.db").string()),
-      db_opts_{s.wal_pages > 0 ? sqlite::with_wal_pages({}, s.wal_pages) : sqlite::options{}},
+      db_opts_{sqlite::with_wal_pages(
+          {.sync = s.relaxed ? sqlite::synchronous::normal : sqlite::synchronous::full},
+          s.wal_pages)},
       pg_opts_{s.client_postgres, !s.relaxed},
       done_(concurrency),
       dispatchers_(std::min(concurrency, s.e2e_workers)),
       batch_(s.e2e_batch),
       wait_for_put_(s.put_in_handler ? client::put_wait::in_handler
                                      : client::put_wait::before_commit) {
-  db_opts_.sync = s.relaxed ? sqlite::synchronous::normal : sqlite::synchronous::full;
   {
     connection c = open();
     c.db().exec(on_postgres()

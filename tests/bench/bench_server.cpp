@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   app.add_flag("--drop-counter-triggers", uncounted,
                "SQLite: drop the triggers that keep the row counters, to measure what they cost"
                " (the counters, /metrics' row figures and the staged quota are then wrong)");
-  int wal_pages = 0;
+  int wal_pages = exactly::sqlite::options{}.checkpoint_pages;
   app.add_option("--wal-pages", wal_pages,
                  "SQLite: the WAL is checkpointed from this many pages (sqlite::with_wal_pages)")
       ->check(CLI::Range(100, 1 << 20));
@@ -87,8 +87,7 @@ int main(int argc, char** argv) {
     co.times.acceptance_window_ms = static_cast<std::int64_t>(window_s * 1000);
     if (relaxed)
       co.db.sync = exactly::sqlite::synchronous::normal;
-    if (wal_pages > 0)
-      co.db = exactly::sqlite::with_wal_pages(co.db, wal_pages);
+    co.db = exactly::sqlite::with_wal_pages(co.db, wal_pages);
     if (!postgres.empty())
       co.postgres = exactly::pg::options{postgres, !relaxed};
     co.postgres_connections = pg_connections;

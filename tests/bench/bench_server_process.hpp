@@ -45,8 +45,7 @@ class server_process {
       a.push_back("--no-separate-reads");
     if (s.fsync_delay_us > 0)
       a.insert(a.end(), {"--fsync-delay-us", std::to_string(s.fsync_delay_us)});
-    if (s.wal_pages > 0)
-      a.insert(a.end(), {"--wal-pages", std::to_string(s.wal_pages)});
+    a.insert(a.end(), {"--wal-pages", std::to_string(s.wal_pages)});
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }

@@ -2,6 +2,8 @@
 // exactly-bench's shared pieces: what a run is set to, what one scenario measured (and its
 // JSON), and the request every scenario makes.
 
+#include <exactly/common/sqlite.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -45,7 +47,8 @@ struct settings {
   int instances = 1;            // server processes sharing the database (PostgreSQL only)
   int connections = 1;          // PostgreSQL connections of each server process
   bool unflushed_lane = false;  // the last one takes the PUTs and DELETEs that may go unflushed
-  int wal_pages = 0;  // SQLite's WAL size, server and e2e client (with_wal_pages); 0: default
+  // SQLite's WAL size, server and e2e client (with_wal_pages; at the default, the defaults).
+  int wal_pages = sqlite::options{}.checkpoint_pages;
 };
 
 struct figures {

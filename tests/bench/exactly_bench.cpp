@@ -54,7 +54,6 @@
 #include <pg_cluster.hpp>
 
 #include <exactly/common/postgres.hpp>
-#include <exactly/common/sqlite.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -168,10 +167,12 @@ int main(int argc, char** argv) {
                  "a slow disk: every SQLite fsync of the server and the client takes this much "
                  "longer, and with --engine postgres every fsync of PostgreSQL's server")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--wal-pages", s.wal_pages,
-                 "SQLite: the WAL of the server's and the e2e client's databases is checkpointed "
-                 "from this many pages (sqlite::with_wal_pages; default: the library's, 4000)")
-      ->check(CLI::Range(100, 1 << 20));
+  const CLI::Option* wal_pages =
+      app.add_option(
+             "--wal-pages", s.wal_pages,
+             "SQLite: the WAL of the server's and the e2e client's databases is checkpointed "
+             "from this many pages (sqlite::with_wal_pages; default: the library's, 4000)")
+          ->check(CLI::Range(100, 1 << 20));
   long postgres_delay_us = 0;
   app.add_option("--postgres-delay-us", postgres_delay_us,
                  "PostgreSQL a network away: every byte to and from it takes this much longer "
@@ -206,7 +207,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "wire-uncounted is SQLite's (PostgreSQL's server counts inline)\n");
     return 2;
   }
-  if (s.wal_pages > 0 && engine == "postgres") {
+  if (wal_pages->count() > 0 && engine == "postgres") {
     std::fprintf(stderr, "--wal-pages is SQLite's (with --engine postgres no SQLite is used)\n");
     return 2;
   }
@@ -283,16 +284,14 @@ int main(int argc, char** argv) {
               {"e2e_publishers", s.e2e_publishers},
               {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"},
               {"fsync_delay_us", s.fsync_delay_us},
-              {"wal_pages", engine == "postgres" ? json()
-                            : s.wal_pages > 0    ? json(s.wal_pages)
-                                                 : json(sqlite::options{}.checkpoint_pages)},
+              {"wal_pages", engine == "postgres" ? json() : json(s.wal_pages)},
               {"postgres_delay_us", postgres_delay_us},
               {"postgres_settings", postgres_settings},
               {"engine", engine},
               {"server_instances", s.instances},
               {"server_connections", s.connections},
               {"server_unflushed_lane", s.unflushed_lane}};
-  if (s.wal_pages > 0)
+  if (wal_pages->count() > 0)
     std::printf("SQLite's WAL checkpointed from %d pages (--wal-pages)\n", s.wal_pages);
   if (long_run_cycles > 0) {
     if (cluster)

@@ -46,10 +46,8 @@ bool eventually_held() {
 
 // The thresholds these tests count in (the thread from 1000 pages, finished at 4000, the WAL cut
 // back to 4 MiB), smaller than the defaults so that a WAL fills in a moment.
-sqlite::options thresholds(sqlite::synchronous sync, std::int64_t wal_size_limit = 4 << 20) {
-  sqlite::options o = sqlite::with_wal_pages({.sync = sync}, 1000);
-  o.wal_size_limit_bytes = wal_size_limit;
-  return o;
+sqlite::options thresholds(sqlite::synchronous sync) {
+  return sqlite::with_wal_pages({.sync = sync}, 1000);
 }
 
 struct gate {
@@ -163,8 +161,8 @@ TEST_F(wal_checkpoint_test, the_wal_starts_over_under_a_steady_stream_of_commits
 // the rest itself: the WAL starts over soon after checkpoint_pages, not at the finishing
 // threshold (without that step it grew to 4000 frames here).
 TEST_F(wal_checkpoint_test, the_wal_starts_over_once_the_thread_has_copied_nearly_all_of_it) {
-  // A WAL that starts over is cut back.
-  const sqlite::options opts = thresholds(sqlite::synchronous::full, 0);
+  sqlite::options opts = thresholds(sqlite::synchronous::full);
+  opts.wal_size_limit_bytes = 0;  // a WAL that starts over is cut back
   sqlite::connection db(path(), opts);
   create(db);
   std::uintmax_t largest = 0;
