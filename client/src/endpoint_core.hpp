@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -36,6 +37,8 @@ struct endpoint_core {
   std::shared_ptr<client_metrics> metrics{};
   // The steps the runtime's other publishers are sending now; null outside a runtime.
   std::shared_ptr<publish_claims> claims{};
+  // When the publisher last read the journal for orphaned attempts (recover_orphans).
+  std::optional<std::int64_t> orphans_read_ms{};
 };
 
 // The parts of `e`.

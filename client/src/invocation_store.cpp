@@ -82,10 +82,21 @@ std::vector<invocation_row> invocation_store::due(invocation_state s, std::int64
   return rows_of(impl_->due(stored_value(s), now_ms, limit));
 }
 
-std::vector<invocation_row> invocation_store::claim_due(std::string_view endpoint,
-                                                        invocation_state s, std::int64_t now_ms,
-                                                        int limit) {
-  return rows_of(impl_->claim_due(endpoint, stored_value(s), now_ms, limit));
+std::vector<std::pair<invocation_state, invocation_row>> invocation_store::claim_due(
+    std::string_view endpoint, const std::vector<invocation_state>& states, std::int64_t now_ms,
+    int limit) {
+  std::vector<int> values;
+  for (const invocation_state s : states)
+    values.push_back(stored_value(s));
+  std::vector<stored_invocation> stored = impl_->claim_due(endpoint, values, now_ms, limit);
+  std::vector<int> read_in;
+  for (const stored_invocation& r : stored)
+    read_in.push_back(r.state);
+  std::vector<invocation_row> rows = rows_of(std::move(stored));
+  std::vector<std::pair<invocation_state, invocation_row>> out;
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    out.emplace_back(stored_state(read_in[i]), std::move(rows[i]));
+  return out;
 }
 
 bool invocation_store::move_if_in(std::string_view request_id, invocation_state from,

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace exactly::client {
@@ -48,7 +49,7 @@ struct stored_invocation {
   // The body and Content-Type PUT (nullopt: not kept); written by insert(), read by due().
   std::optional<std::string> body{};
   std::string content_type{};
-  // Read by find() only:
+  // Read by find() only (`state` by claim_due() too):
   std::optional<std::int64_t> staged_until_ms{};
   int state = 0;
   std::string last_error{};
@@ -64,7 +65,9 @@ class invocation_engine {
   virtual bool contains(std::string_view request_id) = 0;
   virtual std::vector<std::string> missing(const std::vector<std::string>& request_ids) = 0;
   virtual std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) = 0;
-  virtual std::vector<stored_invocation> claim_due(std::string_view endpoint, int state,
+  // Rows of each of `states` in turn, each row's `state` set.
+  virtual std::vector<stored_invocation> claim_due(std::string_view endpoint,
+                                                   const std::vector<int>& states,
                                                    std::int64_t now_ms, int limit) = 0;
   virtual bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) = 0;
   virtual void move_if_in_deferred(std::string_view request_id, int from, int to,
@@ -104,12 +107,15 @@ class invocation_store {
   // Up to `limit` rows in state `s` due at `now_ms`, oldest first, with their kept body. Rows of
   // the stored states only: post_pending, restage_pending, awaiting_follow_up, delete_pending.
   std::vector<invocation_row> due(invocation_state s, std::int64_t now_ms, int limit);
-  // The same, of `endpoint` only, in the caller's transaction, each row now this transaction's
+  // Up to `limit` rows of each of `states`, of `endpoint` only, in the caller's transaction (on
+  // PostgreSQL in one round trip), each with the state it was read in and now this transaction's
   // to publish. On PostgreSQL a row another open transaction holds is passed over for the next
   // due one (FOR UPDATE SKIP LOCKED), so publishers sharing the table send different steps
-  // instead of the same ones twice; on SQLite the caller's write lock keeps other publishers out.
-  std::vector<invocation_row> claim_due(std::string_view endpoint, invocation_state s,
-                                        std::int64_t now_ms, int limit);
+  // instead of the same ones twice, and a claimed row stays in its state until the transaction
+  // ends; on SQLite the caller's write lock keeps other publishers out.
+  std::vector<std::pair<invocation_state, invocation_row>> claim_due(
+      std::string_view endpoint, const std::vector<invocation_state>& states, std::int64_t now_ms,
+      int limit);
   // Moves the row from `from` to `to` (attempts reset) only if it is in `from` now; false if it was
   // not, so two publishers sharing the database never both complete the same step. On PostgreSQL
   // under READ COMMITTED a concurrent move of the row is waited for and then re-checked.

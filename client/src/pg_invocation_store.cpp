@@ -76,13 +76,24 @@ class pg_invocation_engine final : public invocation_engine {
   }
 
   std::vector<stored_invocation> due(int state, std::int64_t now_ms, int limit) override {
-    return read_due(state, now_ms, limit, "", false);
+    std::vector<stored_invocation> out;
+    rows_of(db_.query(due_query(false), state, now_ms, limit, ""), state, out);
+    return out;
   }
 
-  std::vector<stored_invocation> claim_due(std::string_view endpoint, int state,
-                                           std::int64_t now_ms, int limit) override {
-    // Locked until the caller's transaction ends; rows a publisher sends now are skipped.
-    return read_due(state, now_ms, limit, endpoint, true);
+  std::vector<stored_invocation> claim_due(std::string_view endpoint,
+                                           const std::vector<int>& states, std::int64_t now_ms,
+                                           int limit) override {
+    // Locked until the caller's transaction ends; rows a publisher sends now are skipped. One
+    // statement per state, all in one round trip.
+    std::vector<pg::statement> statements;
+    for (const int state : states)
+      statements.push_back(pg::bound(due_query(true), state, now_ms, limit, endpoint));
+    const std::vector<pg::result> results = db_.query_together(std::move(statements));
+    std::vector<stored_invocation> out;
+    for (std::size_t k = 0; k < results.size(); ++k)
+      rows_of(results[k], states[k], out);
+    return out;
   }
 
   bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) override {
@@ -142,18 +153,20 @@ class pg_invocation_engine final : public invocation_engine {
   }
 
  private:
-  // Up to `limit` rows in `state` due at `now_ms`, oldest first, of `endpoint` only unless it is
-  // empty; locked (skipping rows another transaction holds) when `claim`.
-  std::vector<stored_invocation> read_due(int state, std::int64_t now_ms, int limit,
-                                          std::string_view endpoint, bool claim) {
+  // Up to $3 rows in state $1 due at $2, oldest first, of endpoint $4 only unless it is empty;
+  // locked (skipping rows another transaction holds) when `claim`.
+  static const std::string& due_query(bool claim) {
     // request_id breaks ties so publishers sharing the table move rows in one order.
     static const std::string select =
         "SELECT request_id, endpoint, url, follow_up, attempts, body, content_type"
         " FROM exactly_invocations WHERE state = $1 AND due_ms <= $2"
         " AND ($4 = '' OR endpoint = $4) ORDER BY due_ms, request_id LIMIT $3";
     static const std::string for_update = select + " FOR UPDATE SKIP LOCKED";
-    const pg::result r = db_.query(claim ? for_update : select, state, now_ms, limit, endpoint);
-    std::vector<stored_invocation> out;
+    return claim ? for_update : select;
+  }
+
+  // Appends the rows of `r`, a due_query()'s answer, read in `state`.
+  static void rows_of(const pg::result& r, int state, std::vector<stored_invocation>& out) {
     for (int i = 0; i < r.rows(); ++i) {
       out.push_back({r.text(i, 0), r.text(i, 1), r.text(i, 2), r.text(i, 3),
                      static_cast<int>(r.int64(i, 4))});
@@ -161,8 +174,8 @@ class pg_invocation_engine final : public invocation_engine {
         out.back().body = r.text(i, 5);
         out.back().content_type = r.is_null(i, 6) ? "" : r.text(i, 6);
       }
+      out.back().state = state;
     }
-    return out;
   }
 
   pg::connection& db_;

@@ -19,9 +19,20 @@ namespace {
 
 using state = invocation_state;
 
-// Queues DELETEs for journaled ids whose attempts ended without committing.
+// Journal entries read at once by recover_orphans().
+constexpr int orphans_page = 64;
+
+// Queues DELETEs for journaled ids whose attempts ended without committing. Reads the journal at
+// most every quarter of orphan_grace (a DELETE waits that much longer at most), and again at once
+// after a full page.
 std::size_t recover_orphans(endpoint_core& core, std::int64_t now) {
-  const auto entries = core.journal.older_than(core.name, now - core.opts.orphan_grace.count(), 64);
+  const std::int64_t every = core.opts.orphan_grace.count() / 4;
+  if (const auto last = core.orphans_read_ms; last && now >= *last && now - *last < every)
+    return 0;
+  const auto entries =
+      core.journal.older_than(core.name, now - core.opts.orphan_grace.count(), orphans_page);
+  core.orphans_read_ms =
+      entries.size() < orphans_page ? std::optional<std::int64_t>(now) : std::nullopt;
   if (entries.empty())
     return 0;
   // An id whose attempt has ended (on SQLite: holding the write lock, no handler is between its
@@ -56,7 +67,20 @@ const char* method_of(state s) {
 struct due_step {
   invocation_row row;
   state from;
+  // Claimed by the turn's transaction (PostgreSQL): locked in `from` since it was read, so no
+  // other publisher can have moved it.
+  bool claimed = false;
 };
+
+// Moves `d`'s row on from the state it was read in to `to`, due at `due_ms`; whether it moved
+// (not: a stale copy of a step another publisher completed). A claimed row cannot have moved
+// since it was read: its move goes with the transaction's next round trip.
+bool move_on(endpoint_core& core, const due_step& d, state to, std::int64_t due_ms) {
+  if (!d.claimed)
+    return core.invocations.move_if_in(d.row.request_id, d.from, to, due_ms);
+  core.invocations.move_if_in_deferred(d.row.request_id, d.from, to, due_ms);
+  return true;
+}
 
 // The request of a due step: a re-PUT sends the kept body and Content-Type under the same id.
 http_call call_of(const due_step& d) {
@@ -76,8 +100,8 @@ lifecycle_step step_of(const due_step& d, const http_result& answer) {
 // POST again), in the caller's transaction; whether the row moved.
 bool move_to_stage_again(endpoint_core& core, const due_step& d, const lifecycle_step& step,
                          const http_result& answer, std::int64_t now) {
-  if (!core.invocations.move_if_in(d.row.request_id, d.from, step.next, now))
-    return false;  // a stale copy of a step another publisher completed
+  if (!move_on(core, d, step.next, now))
+    return false;
   if (step.action == lifecycle_action::restage) {
     // The 404 stays visible as the row's last error; the re-PUT goes out after one backoff, so a
     // server that keeps losing the row is not sent PUT after POST without a pause.
@@ -89,17 +113,27 @@ bool move_to_stage_again(endpoint_core& core, const due_step& d, const lifecycle
   return true;
 }
 
-// Appends `core`'s steps due at `now` (each state's up to `limit`), claimed in the caller's
-// transaction when `claim`.
-void read_due_steps(endpoint_core& core, std::int64_t now, int limit, bool claim,
-                    std::vector<due_step>& due) {
-  for (const state s : {state::post_pending, state::restage_pending, state::delete_pending}) {
-    for (invocation_row& row : claim ? core.invocations.claim_due(core.name, s, now, limit)
-                                     : core.invocations.due(s, now, limit)) {
+// The states whose steps a publisher sends.
+const std::vector<state> published_states{state::post_pending, state::restage_pending,
+                                          state::delete_pending};
+
+// Appends `core`'s steps due at `now` (each state's up to `limit`), read outside the write lock.
+void read_due_steps(endpoint_core& core, std::int64_t now, int limit, std::vector<due_step>& due) {
+  for (const state s : published_states) {
+    for (invocation_row& row : core.invocations.due(s, now, limit)) {
       if (row.endpoint == core.name)
         due.push_back({std::move(row), s});
     }
   }
+}
+
+// PostgreSQL: `core`'s steps due at `now` (each state's up to `limit`), claimed in the caller's
+// transaction.
+std::vector<due_step> claim_due_steps(endpoint_core& core, std::int64_t now, int limit) {
+  std::vector<due_step> due;
+  for (auto& [from, row] : core.invocations.claim_due(core.name, published_states, now, limit))
+    due.push_back({std::move(row), from, true});
+  return due;
 }
 
 // Releases a turn's claims among the runtime's publishers when the turn ends, however it ends.
@@ -123,7 +157,7 @@ std::set<std::string> claim_due_steps_in_process(endpoint_core& core, std::int64
     due.clear();
     {
       read_transaction read(core.db);
-      read_due_steps(core, now, limit, false, due);
+      read_due_steps(core, now, limit, due);
     }
     if (!core.claims)
       return {};
@@ -155,7 +189,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
   std::optional<database_transaction> tx;
   if (core.db.kind() == engine::postgres) {
     tx.emplace(core.db);
-    read_due_steps(core, now, limit, true, due);
+    due = claim_due_steps(core, now, limit);
   } else {
     claimed.ids = claim_due_steps_in_process(core, now, limit, due);
   }
@@ -201,7 +235,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
         break;
       case lifecycle_action::queue_follow_up:
         // The follow-up runs (or is queued) atomically with the POST's completion.
-        if (core.invocations.move_if_in(row.request_id, from, steps[i].next, now)) {
+        if (move_on(core, due[i], steps[i].next, now)) {
           if (const auto until = available_until(answers[i]))
             core.invocations.record_response_until(row.request_id, *until);
           if (core.opts.follow_up_with_post_answer) {
@@ -217,7 +251,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
         // Never re-invoked under a new id: the follow-up goes to the error queue with the
         // problem and the id is DELETEd. A stale copy of a step another publisher completed
         // moves nothing and raises no false fault.
-        if (core.invocations.move_if_in(row.request_id, from, steps[i].next, now)) {
+        if (move_on(core, due[i], steps[i].next, now)) {
           core.queues.add_error(row.endpoint, row.follow_up, row.attempts + 1,
                                 describe_answer(method_of(from), answers[i]), now);
           ++done;

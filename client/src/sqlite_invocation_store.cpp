@@ -72,9 +72,17 @@ class sqlite_invocation_engine final : public invocation_engine {
     return read_due(state, now_ms, limit, "");
   }
 
-  std::vector<stored_invocation> claim_due(std::string_view endpoint, int state,
-                                           std::int64_t now_ms, int limit) override {
-    return read_due(state, now_ms, limit, endpoint);  // the caller's write lock keeps others out
+  std::vector<stored_invocation> claim_due(std::string_view endpoint,
+                                           const std::vector<int>& states, std::int64_t now_ms,
+                                           int limit) override {
+    std::vector<stored_invocation> out;  // the caller's write lock keeps others out
+    for (const int state : states) {
+      for (stored_invocation& r : read_due(state, now_ms, limit, endpoint)) {
+        r.state = state;
+        out.push_back(std::move(r));
+      }
+    }
+    return out;
   }
 
   bool move_if_in(std::string_view request_id, int from, int to, std::int64_t due_ms) override {

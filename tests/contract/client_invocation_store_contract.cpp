@@ -110,6 +110,59 @@ TEST_P(invocation_store_contract, a_concurrent_move_of_one_row_waits_and_then_fa
   EXPECT_TRUE(first.due(invocation_state::delete_pending, 1000, 10).empty());
 }
 
+// claim_due() reads the due rows of each state asked, up to the limit per state, of one endpoint,
+// each with the state it was read in. On PostgreSQL the rows stay claimed until the transaction
+// ends: another connection's claim passes over them and takes the next due ones.
+TEST_P(invocation_store_contract, a_claim_reads_each_state_in_turn_with_the_state_it_was_read_in) {
+  client::invocation_store s(db());
+  const auto add = [&](const char* id, const char* endpoint, std::int64_t at) {
+    s.add({id, endpoint, std::string("http://h:1/x/") + id, client::message{"f", "follow", {}, {}},
+           0, std::nullopt, std::string("body-") + id, "text/plain"},
+          at);
+  };
+  add("p1", "billing", 100);
+  add("p2", "billing", 110);
+  add("p3", "billing", 120);
+  add("later", "billing", 900);      // not due at 500
+  add("shipping", "shipping", 100);  // another endpoint's
+  add("r1", "billing", 100);
+  ASSERT_TRUE(
+      s.move_if_in("r1", invocation_state::post_pending, invocation_state::restage_pending, 100));
+  add("a1", "billing", 100);
+  ASSERT_TRUE(s.move_if_in("a1", invocation_state::post_pending,
+                           invocation_state::awaiting_follow_up, 100));
+  s.add_cleanup("d1", "billing", "http://h:1/x/d1", 100);
+  const std::vector<invocation_state> published{invocation_state::post_pending,
+                                                invocation_state::restage_pending,
+                                                invocation_state::delete_pending};
+  const auto ids = [](const auto& claimed) {
+    std::vector<std::pair<invocation_state, std::string>> out;
+    for (const auto& [state, row] : claimed)
+      out.emplace_back(state, row.request_id);
+    return out;
+  };
+  using seen = std::vector<std::pair<invocation_state, std::string>>;
+
+  database_transaction tx(db());
+  const auto claimed = s.claim_due("billing", published, 500, 2);
+  EXPECT_EQ(ids(claimed), (seen{{invocation_state::post_pending, "p1"},
+                                {invocation_state::post_pending, "p2"},
+                                {invocation_state::restage_pending, "r1"},
+                                {invocation_state::delete_pending, "d1"}}));
+  ASSERT_EQ(claimed.size(), 4u);
+  EXPECT_EQ(claimed[2].second.body, "body-r1");  // the kept body, to PUT again
+  EXPECT_EQ(claimed[2].second.content_type, "text/plain");
+  EXPECT_EQ(claimed[3].second.body, std::nullopt);
+  if (db().kind() == engine::postgres) {
+    auto other = tdb().another();
+    client::invocation_store second(other->db());
+    database_transaction tx2(other->db());
+    EXPECT_EQ(ids(second.claim_due("billing", published, 500, 2)),
+              (seen{{invocation_state::post_pending, "p3"}}));
+  }
+  tx.commit();
+}
+
 // What the client's API shows of a row: its state, failures, and the retention times the server
 // stated (the PUT's given with the row or recorded later, the POST's recorded later).
 TEST_P(invocation_store_contract, rows_show_their_state_and_the_retention_times_recorded) {

@@ -528,6 +528,56 @@ TEST_F(invoke_http, a_put_whose_process_died_before_commit_is_deleted_from_the_j
   EXPECT_TRUE(journal.older_than("billing", system_now_ms(), 10).empty());
 }
 
+// The publisher reads the journal for orphans at most every quarter of orphan_grace: an entry
+// that comes of age just after a read waits for the next one, and no longer; a full page of
+// orphans is followed by another read at once.
+TEST_F(invoke_http,
+       the_journal_is_read_for_orphans_every_quarter_of_the_grace_and_after_a_full_page) {
+  echo_server server(cfg_);
+  std::int64_t now = system_now_ms();
+  const std::int64_t start = now;
+  client::endpoint ep("billing", db_,
+                      {.clock = [&now] { return now; },
+                       .transport = transport_to(server.port()),
+                       .orphan_grace = std::chrono::milliseconds(4000)});
+  client::attempt_journal journal(client::attempt_journal_path(db_.path()));
+  const auto orphans = [&](int n) {
+    std::vector<client::journal_entry> entries;
+    for (int i = 0; i < n; ++i) {
+      const std::string id = request_id::mint().to_string();
+      entries.push_back({id, "http://127.0.0.1:" + std::to_string(server.port()) + path_of(id)});
+    }
+    journal.record("billing", entries, start);
+    return entries;
+  };
+  const auto journaled = [&] { return journal.older_than("billing", now + 1, 1000).size(); };
+
+  orphans(1);
+  now = start + 3999;  // read: the entry is not of age yet
+  ep.publish_due();
+  now = start + 4000;  // of age, but the last read was 1 ms ago
+  ep.publish_due();
+  now = start + 4998;
+  ep.publish_due();
+  EXPECT_EQ(journaled(), 1u);
+  now = start + 4999;  // a quarter of the grace after the last read
+  ep.publish_due();
+  EXPECT_EQ(journaled(), 0u);
+
+  orphans(65);  // of age at once; the next read is due a quarter of the grace later
+  now = start + 5998;
+  ep.publish_due();
+  EXPECT_EQ(journaled(), 65u);
+  now = start + 5999;
+  ep.publish_due();  // a full page of 64
+  EXPECT_EQ(journaled(), 1u);
+  ep.publish_due();  // at the same instant: the last one
+  EXPECT_EQ(journaled(), 0u);
+  ep.run_until_idle();
+  EXPECT_EQ(ep.pending_invocations(), 0);  // each orphan's DELETE was sent
+  EXPECT_EQ(server.executions_total(), 0);
+}
+
 TEST_F(invoke_http, a_failed_attempt_deletes_its_put_and_never_executes) {
   echo_server server(cfg_);
   auto ep = make_endpoint(server.port());

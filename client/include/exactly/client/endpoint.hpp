@@ -49,7 +49,8 @@ struct endpoint_options {
   // "<db path>.attempts" (":memory:" for an in-memory database). PostgreSQL: a conninfo; "" = the
   // endpoint's own database, through a second connection.
   std::string attempt_journal{};
-  // A journaled id this old whose handler never committed is DELETEd by publish_due().
+  // A journaled id this old whose handler never committed is DELETEd by publish_due(), which
+  // reads the journal at most every quarter of this.
   std::chrono::milliseconds orphan_grace{5000};
   put_wait wait_for_put = put_wait::before_commit;
   // true: a follow-up runs as soon as its POST's answer arrives, in the transaction that records
