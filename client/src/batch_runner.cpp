@@ -154,8 +154,14 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
           outcomes[i] = "committed";
           ++done;
           continue;
-        } catch (const storage_error&) {
-          throw;  // storage trouble is not the handler's failure; nothing of the batch commits
+        } catch (const storage_error& e) {
+          // Storage trouble, or a write of the runtime's sent with this round trip (PostgreSQL),
+          // is not the handler's failure: nothing of the batch commits. A statement of the
+          // handler's that the database refused (a constraint, a syntax error) fails the attempt.
+          if (e.storage_failure() || e.from_deferred_write())
+            throw;
+          error = e.what();
+          failure = handler_failure(q.attempts, core.opts.max_attempts);
         } catch (const std::exception& e) {
           error = e.what();
           failure = handler_failure(q.attempts, core.opts.max_attempts);

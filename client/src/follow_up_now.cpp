@@ -29,8 +29,13 @@ std::string attempt(endpoint_core& core, attempt_puts& puts, const invocation_ro
     core.invocations.move_if_in_deferred(row.request_id, state::awaiting_follow_up, step.next, now);
     tx.commit();
     return "";
-  } catch (const storage_error&) {
-    throw;  // storage trouble is not the handler's failure: nothing of the batch commits
+  } catch (const storage_error& e) {
+    // Storage trouble, or a write of the runtime's sent with this round trip (PostgreSQL), is
+    // not the handler's failure: nothing of the batch commits. A statement of the handler's that
+    // the database refused (a constraint, a syntax error) fails the attempt.
+    if (e.storage_failure() || e.from_deferred_write())
+      throw;
+    return e.what();
   } catch (const std::exception& e) {
     return e.what();
   }

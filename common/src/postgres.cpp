@@ -41,9 +41,10 @@ const boost::system::error_category& postgres_category() noexcept {
   return instance;
 }
 
-error::error(std::string_view sqlstate, const std::string& what)
+error::error(std::string_view sqlstate, const std::string& what, bool deferred)
     : storage_error(boost::system::error_code(pack(sqlstate), postgres_category()), what),
-      sqlstate_(sqlstate) {}
+      sqlstate_(sqlstate),
+      deferred_(deferred) {}
 
 bool error::storage_failure() const noexcept {
   const std::string_view s = sqlstate_;
@@ -156,7 +157,7 @@ void connection::configure() {
   reconnect_failures_ = 0;
 }
 
-void connection::check(PGresult* r, std::string_view sql) {
+void connection::check(PGresult* r, std::string_view sql, bool deferred) {
   const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
     return;
@@ -170,8 +171,10 @@ void connection::check(PGresult* r, std::string_view sql) {
   std::string code = state && !lost ? state : std::string(connection_lost);
   PQclear(r);
   const std::size_t cut = sql.find(' ', 40);
-  throw error(code, std::string(sql.substr(0, cut)) + (cut == sql.npos ? "" : " ...") + ": " +
-                        (what.empty() ? "connection to PostgreSQL lost" : what));
+  throw error(code,
+              std::string(sql.substr(0, cut)) + (cut == sql.npos ? "" : " ...") + ": " +
+                  (what.empty() ? "connection to PostgreSQL lost" : what),
+              deferred);
 }
 
 void connection::ensure_connected() {

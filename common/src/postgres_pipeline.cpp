@@ -123,7 +123,7 @@ std::vector<result> connection::pipeline(std::vector<statement> wanted) {
     return again_without(std::move(*later), answers[failed], sql, std::move(all), first_wanted);
   }
   if (failed < n)  // throws
-    check(answers[failed], all[of_answer[failed]].sql);
+    check(answers[failed], all[of_answer[failed]].sql, of_answer[failed] < first_wanted);
   return out;
 }
 
@@ -132,7 +132,7 @@ std::vector<result> connection::again_without(later_release later, PGresult* why
                                               std::size_t first_wanted) {
   std::exception_ptr error;
   try {
-    check(why, sql);  // throws
+    check(why, sql, true);  // throws: a statement of the savepoint released later
   } catch (...) {
     error = std::current_exception();
   }

@@ -78,6 +78,33 @@ TEST_P(endpoint_contract, a_failing_handler_changes_nothing_is_retried_then_erro
   EXPECT_TRUE(ep.errors().empty());
 }
 
+// A statement of the handler that the database refuses (here a duplicate key) fails that attempt
+// only: it is rolled back and tried again later, then error-queued with the database's message,
+// while the other messages of its batch commit. It is not storage trouble, which would roll back
+// the whole batch and retry it for ever.
+TEST_P(endpoint_contract, a_handler_statement_the_database_refuses_fails_that_attempt_only) {
+  endpoint ep("orders", db(), opts());
+  ep.on<order>("submit_order", [](handler_context& ctx, const order& o) {
+    run_sql(ctx.database(), "INSERT INTO orders VALUES (?, ?)", o.id, o.amount);
+  });
+  ep.send("orders", {.id = "m-1", .type = "submit_order", .body = {{"id", "o-1"}, {"amount", 1}}});
+  ep.send("orders", {.id = "m-2", .type = "submit_order", .body = {{"id", "o-1"}, {"amount", 2}}});
+  ep.send("orders", {.id = "m-3", .type = "submit_order", .body = {{"id", "o-3"}, {"amount", 3}}});
+  EXPECT_EQ(ep.process_due(), 2u);  // m-1 and m-3 commit; m-2 failed its first attempt
+  EXPECT_EQ(orders(), 2);
+  now_ += 10;
+  ep.process_due();
+  now_ += 10;
+  EXPECT_EQ(ep.process_due(), 1u);  // the third attempt fails: error queue
+  EXPECT_EQ(orders(), 2);
+  EXPECT_EQ(ep.queued(), 0);
+  const auto errors = ep.errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].msg.id, "m-2");
+  EXPECT_EQ(errors[0].attempts, 3);
+  EXPECT_FALSE(errors[0].error.empty());
+}
+
 TEST_P(endpoint_contract, unknown_types_and_bad_bodies_go_to_the_error_queue) {
   endpoint ep("orders", db(), opts());
   ep.on<order>("submit_order", [](handler_context&, const order&) {});

@@ -608,6 +608,35 @@ TEST_F(invoke_http, a_consumed_id_on_post_goes_to_the_error_queue_not_reinvoked)
   EXPECT_NE(errors[0].error.find("request-consumed"), std::string::npos) << errors[0].error;
 }
 
+// A follow-up whose statement the database refuses (run with its POST's answer, in the
+// publisher's transaction) fails that attempt only, as a handler that throws would: the POST's
+// answer commits, the follow-up is tried again with that response and error-queued, the id is
+// DELETEd; the publisher does not roll its turn back and send the POST again for ever.
+TEST_F(invoke_http, a_follow_up_statement_the_database_refuses_fails_that_attempt_only) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port());
+  int runs = 0;
+  ep.on("bill_result", [&runs](client::handler_context& ctx) {
+    ++runs;  // the order is in bills already, from the "bill" handler
+    ctx.db()
+        .prepare("INSERT INTO bills VALUES (?)")
+        .bind(1, ctx.incoming().body.at("order").get<std::string>())
+        .run();
+  });
+  ep.send("billing", {.type = "bill",
+                      .body = {{"order", "o-1"}, {"payload", {{"status", 200}, {"reply", 1}}}}});
+  quiesce(ep);
+  EXPECT_EQ(runs, 3);  // max_attempts
+  const auto errors = ep.errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].msg.type, "bill_result");
+  EXPECT_NE(errors[0].error.find("UNIQUE"), std::string::npos) << errors[0].error;
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 1);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(server.rows().tombstone, 1);
+}
+
 // A follow-up handler that fails until its attempts are exhausted: the follow-up goes to the
 // error queue keeping the stored response it was given, and its id is DELETEd all the same.
 // Requeued with the handler fixed, it runs once with that response (the id is gone: no GET).

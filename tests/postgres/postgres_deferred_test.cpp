@@ -194,8 +194,20 @@ TEST_F(postgres_deferred_test, its_failure_is_the_next_statements_and_the_connec
     } catch (const pg::error& e) {
       EXPECT_TRUE(e.unique_violation());
       EXPECT_NE(std::string(e.what()).find("INSERT INTO t"), std::string::npos) << e.what();
+      EXPECT_TRUE(e.from_deferred_write());  // not the SELECT's own failure
     }
     EXPECT_THROW(tx.commit(), pg::error);  // PostgreSQL rolled it back
+  }
+  {  // the failure of the statement waited for is its own, deferred ones ahead of it passing
+    pg::transaction tx(db);
+    db.defer("INSERT INTO t VALUES ($1)", 3);
+    try {
+      db.execute("INSERT INTO t VALUES ($1)", 1);
+      FAIL() << "the duplicate key was not reported";
+    } catch (const pg::error& e) {
+      EXPECT_TRUE(e.unique_violation());
+      EXPECT_FALSE(e.from_deferred_write());
+    }
   }
   // Out of pipeline mode, the connection serves as before.
   pg::transaction tx(db);

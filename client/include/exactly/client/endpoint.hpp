@@ -110,7 +110,12 @@ class endpoint {
   endpoint(endpoint&&) noexcept;
   endpoint& operator=(endpoint&&) = delete;
 
-  // Registers the handler of `type`; a later registration replaces an earlier one.
+  // Registers the handler of `type`; a later registration replaces an earlier one. A handler
+  // attempt fails (rolled back, tried again after a backoff, error-queued after max_attempts)
+  // when the handler throws, also when a statement it runs is refused by the database (a
+  // constraint, a syntax error). Storage trouble (busy, I/O, connection lost) and, on PostgreSQL,
+  // a failed write of the runtime's sent in the same round trip fail the whole batch instead:
+  // nothing of it commits and no attempt is counted.
   void on(std::string type, handler h);
   // Registers a typed handler; the body is converted with nlohmann's from_json for T, and a body
   // that does not convert fails the attempt like a throwing handler.

@@ -38,16 +38,18 @@ const boost::system::error_category& postgres_category() noexcept;
 // A failed PostgreSQL call with its SQLSTATE; "08006" when the connection is down or was lost.
 class error : public storage_error {
  public:
-  error(std::string_view sqlstate, const std::string& what);
+  error(std::string_view sqlstate, const std::string& what, bool deferred = false);
   const std::string& sqlstate() const noexcept { return sqlstate_; }
   // Connection (class 08), resources (53), shut down (57), system (58), transaction rollback
   // (40: serialization failure, deadlock), lock not available (55P03), read-only (25006).
   bool storage_failure() const noexcept override;
   // A unique or primary key constraint was violated (23505).
   bool unique_violation() const noexcept { return sqlstate_ == "23505"; }
+  bool from_deferred_write() const noexcept override { return deferred_; }
 
  private:
   std::string sqlstate_;
+  bool deferred_;
 };
 
 // The sums of a transaction's tallies (connection::tally), by slot.
@@ -237,7 +239,7 @@ class connection {
   // Throws error (connection lost) after a round trip broke off in the open transaction.
   void fail_if_broken() const;
   // Throws error for a failed result (or a lost connection), keeping connected() current.
-  void check(pg_result* r, std::string_view sql);
+  void check(pg_result* r, std::string_view sql, bool deferred = false);
   void configure();
 
   options opts_;
