@@ -45,7 +45,8 @@ std::optional<std::int64_t> attempt_puts::send(const journal_entry& put,
   // a crash (put_wait::before_commit: a PUT of an attempt that does not commit never goes out).
   // The attempt is marked running (PostgreSQL) before its entry exists, so the orphan recovery
   // never takes an entry whose attempt may still commit. A PUT sent with the batch defers its lock
-  // to the handler's RELEASE, which goes out at once, before launch() journals anything.
+  // to the next round trip, at the latest launch()'s query of the rows, before it journals
+  // anything.
   hold_attempt(core_.db, put.request_id, wait_ == put_wait::before_commit);
   attempt_.push_back(put);
   http_call call{"PUT", put.url, std::string(content_type), std::string(body)};
@@ -112,8 +113,8 @@ void attempt_puts::end_failed_attempt(lifecycle_event failure) {
 
 void attempt_puts::launch() {
   // A kept PUT whose invocation row is gone (its handler rolled back a savepoint of its own
-  // around invoke_http, then committed) never goes out. Their attempts' locks (hold_attempt) went
-  // out with their handlers' RELEASEs, and any left would go with the query of their rows.
+  // around invoke_http, then committed) never goes out. Their attempts' locks (hold_attempt), and
+  // a handler's RELEASE left for later, go out with the query of their rows if not before.
   std::vector<journal_entry> entries;
   for (const awaited_put& p : awaited_)
     entries.push_back({p.request_id, p.call.url});

@@ -6,6 +6,7 @@
 #include "client_metrics.hpp"
 #include "handler_scope.hpp"
 #include "http_answers.hpp"
+#include "later_releases.hpp"
 #include "read_transaction.hpp"
 
 #include <exactly/common/crash_point.hpp>
@@ -117,6 +118,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
     claimed = core.queues.claim_all(seqs, now);
   }
   attempt_puts puts(core, wait, now);
+  later_releases releases;
   std::vector<bool> committed(batch.size(), false);
   std::vector<std::string_view> outcomes(batch.size());  // of handler attempts, for metrics
   for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -149,17 +151,14 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
                                                  now);
           }
           core.queues.consume(q.seq);
-          tx.commit();
+          releases.release(tx);
           committed[i] = true;
           outcomes[i] = "committed";
           ++done;
           continue;
         } catch (const storage_error& e) {
-          // Storage trouble, or a write of the runtime's sent with this round trip (PostgreSQL),
-          // is not the handler's failure: nothing of the batch commits. A statement of the
-          // handler's that the database refused (a constraint, a syntax error) fails the attempt.
-          if (e.storage_failure() || e.from_deferred_write())
-            throw;
+          if (!detail::fails_the_attempt_alone(core.db, e))
+            throw;  // nothing of the batch commits
           error = e.what();
           failure = handler_failure(q.attempts, core.opts.max_attempts);
         } catch (const std::exception& e) {
@@ -183,6 +182,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
     puts.forget();
     return false;
   }
+  releases.throw_if_failed();
   group->commit();
   if (core.metrics) {
     for (const std::string_view outcome : outcomes) {

@@ -14,8 +14,8 @@ namespace {
 using state = invocation_state;
 
 // Runs the handler in a savepoint; "" when it committed, else why it failed.
-std::string attempt(endpoint_core& core, attempt_puts& puts, const invocation_row& row,
-                    const http_result& response, std::int64_t now) {
+std::string attempt(endpoint_core& core, attempt_puts& puts, later_releases& releases,
+                    const invocation_row& row, const http_result& response, std::int64_t now) {
   const auto h = core.handlers.find(row.follow_up.type);
   if (h == core.handlers.end())
     return "no handler for message type " + row.follow_up.type;
@@ -27,14 +27,11 @@ std::string attempt(endpoint_core& core, attempt_puts& puts, const invocation_ro
     const lifecycle_step step =
         on_event(state::awaiting_follow_up, lifecycle_event::handler_committed);
     core.invocations.move_if_in_deferred(row.request_id, state::awaiting_follow_up, step.next, now);
-    tx.commit();
+    releases.release(tx);
     return "";
   } catch (const storage_error& e) {
-    // Storage trouble, or a write of the runtime's sent with this round trip (PostgreSQL), is
-    // not the handler's failure: nothing of the batch commits. A statement of the handler's that
-    // the database refused (a constraint, a syntax error) fails the attempt.
-    if (e.storage_failure() || e.from_deferred_write())
-      throw;
+    if (!detail::fails_the_attempt_alone(core.db, e))
+      throw;  // nothing of the batch commits
     return e.what();
   } catch (const std::exception& e) {
     return e.what();
@@ -43,9 +40,9 @@ std::string attempt(endpoint_core& core, attempt_puts& puts, const invocation_ro
 
 }  // namespace
 
-void run_follow_up_now(endpoint_core& core, attempt_puts& puts, const invocation_row& row,
-                       const http_result& response, std::int64_t now) {
-  const std::string error = attempt(core, puts, row, response, now);
+void run_follow_up_now(endpoint_core& core, attempt_puts& puts, later_releases& releases,
+                       const invocation_row& row, const http_result& response, std::int64_t now) {
+  const std::string error = attempt(core, puts, releases, row, response, now);
   if (error.empty()) {
     if (core.metrics)
       core.metrics->handler_attempt(core.name, "committed");

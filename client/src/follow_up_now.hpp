@@ -5,6 +5,7 @@
 #include "attempt_puts.hpp"
 #include "endpoint_core.hpp"
 #include "invocation_store.hpp"
+#include "later_releases.hpp"
 
 #include <cstdint>
 
@@ -15,8 +16,10 @@ namespace exactly::client {
 // PUTs go through `puts` (put_wait::in_handler; begin_attempt() called by the caller). Committed,
 // the row waits for its DELETE. Failed, its PUTs get DELETEs and the follow-up is queued with the
 // response kept, one attempt counted, or error-queued with it (and the id DELETEd) when that was
-// its last attempt. All of it in the caller's transaction; storage errors propagate.
-void run_follow_up_now(endpoint_core& core, attempt_puts& puts, const invocation_row& row,
-                       const http_result& response, std::int64_t now);
+// its last attempt. All of it in the caller's transaction; storage errors propagate. A committed
+// handler's savepoint is released through `releases` (the caller calls throw_if_failed() before
+// its commit).
+void run_follow_up_now(endpoint_core& core, attempt_puts& puts, later_releases& releases,
+                       const invocation_row& row, const http_result& response, std::int64_t now);
 
 }  // namespace exactly::client

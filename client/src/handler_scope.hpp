@@ -4,6 +4,9 @@
 #include "attempt_puts.hpp"
 #include "endpoint_core.hpp"
 
+#include <exactly/common/database.hpp>
+#include <exactly/common/storage_error.hpp>
+
 #include <cstdint>
 
 namespace exactly::client::detail {
@@ -15,5 +18,13 @@ struct handler_scope {
   const message& incoming;
   const http_result* response;  // a follow-up's stored response, else nullptr
 };
+
+// Whether `e`, thrown while a handler attempt ran on `db`, fails that attempt alone: a statement
+// of the handler's that the database refused (a constraint, a syntax error). Storage trouble, a
+// write of the runtime's sent with the same round trip (PostgreSQL), or a refusal that ended the
+// batch's transaction (SQLite's RAISE(ROLLBACK)) fails the whole batch instead.
+inline bool fails_the_attempt_alone(const database& db, const storage_error& e) {
+  return !e.storage_failure() && !e.from_deferred_write() && db.in_transaction();
+}
 
 }  // namespace exactly::client::detail

@@ -213,6 +213,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
   }
   // Follow-ups run now, in this transaction, each handler waiting for its own PUTs.
   attempt_puts puts(core, put_wait::in_handler, now);
+  later_releases releases;
   // Only what a crash must not take back is flushed (a POST's answer with its follow-up, an error
   // queue entry): a lost DELETE completion, re-PUT move or retry record only repeats an
   // idempotent DELETE, PUT or POST, or sends one sooner.
@@ -240,7 +241,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
             core.invocations.record_response_until(row.request_id, *until);
           if (core.opts.follow_up_with_post_answer) {
             puts.begin_attempt(i);
-            run_follow_up_now(core, puts, row, answers[i], now);
+            run_follow_up_now(core, puts, releases, row, answers[i], now);
           } else {
             core.queues.enqueue(row.endpoint, row.follow_up, now);
           }
@@ -271,6 +272,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
     }
   }
   puts.staged_for_commit();  // in the handler: only queues the DELETEs of unrecorded ids
+  releases.throw_if_failed();
   tx->commit();
   puts.forget();  // the follow-ups' PUTs belong to their invocation or cleanup rows now
   return done;

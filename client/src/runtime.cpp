@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
+#include <optional>
 
 namespace exactly::client {
 
@@ -110,6 +112,7 @@ void runtime::run_worker(role r) {
     ++ready_;
   }
   wake_.notify_all();
+  std::optional<std::chrono::steady_clock::time_point> storage_logged;  // the last storage error
   for (;;) {
     std::uint64_t seen = 0;  // a notify() from now on makes this turn's idle wait short
     {
@@ -126,8 +129,16 @@ void runtime::run_worker(role r) {
         if (r != role::handlers)
           done += ep->publish_due(opts_.batch);
       }
-    } catch (const storage_error&) {
+    } catch (const storage_error& e) {
       done = 0;  // storage busy or failing: nothing committed; try again after a pause
+      const auto now = std::chrono::steady_clock::now();
+      if (!storage_logged || now - *storage_logged >= std::chrono::seconds(10)) {
+        storage_logged = now;
+        spdlog::warn(
+            "client runtime worker: {}; nothing of the batch committed, retrying after a pause"
+            " (logged at most every 10 s)",
+            e.what());
+      }
     } catch (const std::exception& e) {
       // Nothing of the failed batch committed; the worker lives on and tries again.
       spdlog::error("client runtime worker: {}; retrying after a pause", e.what());

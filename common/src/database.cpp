@@ -81,4 +81,11 @@ void database_transaction::commit() {
     pg_->commit();
 }
 
+void database_transaction::commit_later(std::function<void(std::exception_ptr)> on_failed) {
+  if (sqlite_)
+    sqlite_->commit();
+  else
+    pg_->commit_later(std::move(on_failed));
+}
+
 }  // namespace exactly

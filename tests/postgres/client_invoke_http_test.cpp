@@ -234,6 +234,90 @@ TEST_F(postgres_invoke_http, a_failed_write_inside_a_handler_fails_the_batch_and
   EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
 }
 
+// A follow-up whose own statement PostgreSQL refuses (a duplicate key), run with its POST's
+// answer in the publisher's transaction, fails that attempt only: the answer commits, the
+// follow-up is tried again with that response until it is error-queued, and the id is DELETEd.
+TEST_F(postgres_invoke_http, a_follow_up_statement_the_database_refuses_fails_that_attempt_only) {
+  echo_server server(cfg_);
+  auto ep = billing(db(), server.port(), {.max_attempts = 3});
+  int runs = 0;
+  ep->on("bill_result", [&runs](client::handler_context& ctx) {
+    ++runs;  // the order is in bills already, from the "bill" handler
+    ctx.pg().query("INSERT INTO bills VALUES ($1)",
+                   ctx.incoming().body.at("order").get<std::string>());
+  });
+  queue_bills(2);
+  quiesce(*ep);
+  EXPECT_EQ(runs, 6);  // max_attempts, each
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 2);
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 2);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(server.executions_total(), 2);
+  EXPECT_EQ(server.rows().staged, 0);
+  EXPECT_EQ(server.rows().tombstone, 2);
+}
+
+// A follow-up's savepoint is released with the next round trip. When a write of it fails there
+// (its row's move past awaiting_follow_up), the whole publishing turn fails: nothing of it
+// commits, and no follow-up is left without its row's move. So it goes whether the refused
+// follow-up ran first, its failure met by the next follow-up's statement, whose handler catches
+// the error and goes on, or last, its failure met by the turn's COMMIT. Once the write goes
+// through, each POST is answered again (a replay) and each follow-up commits once.
+TEST_F(postgres_invoke_http, a_follow_ups_write_failing_after_its_release_fails_the_whole_turn) {
+  echo_server server(cfg_);
+  auto ep = billing(db(), server.port());
+  int swallowed = 0;
+  ep->on("bill_result", [&swallowed](client::handler_context& ctx) {
+    try {
+      ctx.pg().query("INSERT INTO results VALUES ($1, $2, 1)",
+                     ctx.incoming().body.at("order").get<std::string>(),
+                     static_cast<int>(ctx.response()->status));
+    } catch (const storage_error&) {
+      ++swallowed;  // the handler goes on as if its statement had only failed
+    }
+  });
+  int executed = 0;
+  for (const std::string refused :
+       {"o-0", "o-3"}) {  // the first of o-0 and o-1; the last of o-2, o-3
+    SCOPED_TRACE(refused);
+    {
+      database_transaction tx(db());
+      for (int i = executed; i < executed + 2; ++i) {
+        client::send_in_transaction(db(), "billing",
+                                    {.id = std::to_string(i),
+                                     .type = "bill",
+                                     .body = {{"order", "o-" + std::to_string(i)}}});
+      }
+      tx.commit();
+    }
+    ASSERT_EQ(ep->process_due(), 2u);
+    refuse_rows("refuse_done", "UPDATE ON exactly_invocations",
+                "OLD.state = 2 AND NEW.state = 3 AND OLD.follow_up LIKE '%\"" + refused + "\"%'",
+                "done refused");
+    swallowed = 0;
+    try {
+      ep->publish_due();
+      ADD_FAILURE() << "the publishing turn did not fail";
+    } catch (const storage_error& e) {
+      EXPECT_NE(std::string(e.what()).find("done refused"), std::string::npos) << e.what();
+      EXPECT_TRUE(e.from_deferred_write());
+    }
+    EXPECT_EQ(swallowed, refused == "o-0" ? 1 : 0);
+    executed += 2;
+    EXPECT_EQ(server.executions_total(), executed);
+    EXPECT_EQ(q("SELECT count(*) FROM results"), executed - 2);
+    EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations WHERE state = 1"), 2);  // post_pending
+    exec_sql(db(),
+             "DROP TRIGGER refuse_done ON exactly_invocations;"
+             "DROP FUNCTION refuse_done");
+    quiesce(*ep);
+    EXPECT_EQ(server.executions_total(), executed);
+    EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200 AND n = 1"), executed);
+    EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+    EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
+  }
+}
+
 // The journal entry is committed by a connection of its own: visible to others while the
 // handler's transaction is open, and still there after that transaction rolled back, until its
 // cleanup DELETE is committed.

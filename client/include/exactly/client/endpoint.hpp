@@ -50,7 +50,7 @@ struct endpoint_options {
   // endpoint's own database, through a second connection.
   std::string attempt_journal{};
   // A journaled id this old whose handler never committed is DELETEd by publish_due(), which
-  // reads the journal at most every quarter of this.
+  // reads the journal at most every quarter of this (at once again after a full page of 64).
   std::chrono::milliseconds orphan_grace{5000};
   put_wait wait_for_put = put_wait::before_commit;
   // true: a follow-up runs as soon as its POST's answer arrives, in the transaction that records
@@ -112,10 +112,11 @@ class endpoint {
 
   // Registers the handler of `type`; a later registration replaces an earlier one. A handler
   // attempt fails (rolled back, tried again after a backoff, error-queued after max_attempts)
-  // when the handler throws, also when a statement it runs is refused by the database (a
-  // constraint, a syntax error). Storage trouble (busy, I/O, connection lost) and, on PostgreSQL,
-  // a failed write of the runtime's sent in the same round trip fail the whole batch instead:
-  // nothing of it commits and no attempt is counted.
+  // when the handler throws, also the error of one of its own statements that the database
+  // refused (a constraint, a syntax error). Storage trouble (busy, I/O, connection lost), a
+  // refusal that ended the transaction, and on PostgreSQL a failed write of the runtime's fail
+  // the whole batch instead: nothing of it commits and no attempt is counted (client/DESIGN.md,
+  // "Errors").
   void on(std::string type, handler h);
   // Registers a typed handler; the body is converted with nlohmann's from_json for T, and a body
   // that does not convert fails the attempt like a throwing handler.

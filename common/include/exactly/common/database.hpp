@@ -82,6 +82,10 @@ class database_transaction {
   database_transaction& operator=(const database_transaction&) = delete;
   // Throws the engine's error (an exactly::storage_error) when it fails.
   void commit();
+  // A savepoint on PostgreSQL: its RELEASE goes with the next round trip
+  // (pg::transaction::commit_later), and `on_failed` gets the error if a statement of it fails
+  // there. Anything else: commit().
+  void commit_later(std::function<void(std::exception_ptr)> on_failed);
   // PostgreSQL: how the COMMIT is flushed, decided after the transaction began. SQLite decides
   // at BEGIN: std::logic_error.
   void set_durability(durability d);
