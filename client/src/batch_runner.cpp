@@ -144,6 +144,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
           detail::handler_scope scope{core, puts, now, q.msg, p.response ? &*p.response : nullptr};
           handler_context ctx(scope);
           h->second(ctx);
+          detail::expect_transaction_open(core.db);
           if (!p.request_id.empty()) {
             const lifecycle_step step =
                 on_event(state::awaiting_follow_up, lifecycle_event::handler_committed);
@@ -174,6 +175,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
     if (*failure == lifecycle_event::attempts_exhausted)
       ++done;
   }
+  releases.throw_if_failed();  // before any PUT of the batch goes out
   if (!puts.staged_for_commit()) {
     group.reset();  // nothing of the batch commits; every id it PUT gets a durable DELETE
     database_transaction tx(core.db);

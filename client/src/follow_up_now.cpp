@@ -24,6 +24,7 @@ std::string attempt(endpoint_core& core, attempt_puts& puts, later_releases& rel
     detail::handler_scope scope{core, puts, now, row.follow_up, &response};
     handler_context ctx(scope);
     h->second(ctx);
+    detail::expect_transaction_open(core.db);
     const lifecycle_step step =
         on_event(state::awaiting_follow_up, lifecycle_event::handler_committed);
     core.invocations.move_if_in_deferred(row.request_id, state::awaiting_follow_up, step.next, now);

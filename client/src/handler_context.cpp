@@ -3,9 +3,18 @@
 
 #include <exactly/common/request_id.hpp>
 
+#include <sqlite3.h>
+
 #include <stdexcept>
 
 namespace exactly::client {
+
+void detail::expect_transaction_open(const database& db) {
+  if (!db.in_transaction())
+    throw sqlite::error(SQLITE_ABORT,
+                        "a statement of the handler ended the batch's transaction (RAISE(ROLLBACK)"
+                        " or a conflict clause ROLLBACK) and the handler went on");
+}
 
 sqlite::connection& handler_context::db() {
   return scope_.core.db.as_sqlite();

@@ -1,8 +1,9 @@
 #pragma once
 // Handler attempts' savepoints released with the next round trip (PostgreSQL; at once on SQLite):
-// one round trip less per handler. The handler's own statements have answered by then; what can
-// fail there is a write of the runtime's sent with the RELEASE, and that fails the whole batch,
-// never the handler alone: the batch must not commit without the savepoint.
+// one round trip less per handler. The statements the handler waited for have answered by then;
+// what can fail there is a write sent with the RELEASE (the runtime's, or one the handler
+// deferred itself), and that fails the whole batch, never the handler alone: the batch must not
+// commit without the savepoint.
 
 #include <exactly/common/database.hpp>
 

@@ -122,27 +122,30 @@ void runtime::run_worker(role r) {
       seen = notified_;
     }
     std::size_t done = 0;
-    try {
-      for (auto& ep : endpoints) {
-        if (r != role::publisher)
-          done += ep->process_due(opts_.batch);
-        if (r != role::handlers)
-          done += ep->publish_due(opts_.batch);
+    // Each batch and publishing turn apart: one that fails (rolled back whole, tried again after
+    // a pause) does not keep the worker's other endpoints from running.
+    const auto turn = [&](const auto& run) {
+      try {
+        done += run();
+      } catch (const storage_error& e) {  // storage busy or failing, or a write refused
+        const auto now = std::chrono::steady_clock::now();
+        if (!storage_logged || now - *storage_logged >= std::chrono::seconds(10)) {
+          storage_logged = now;
+          spdlog::warn(
+              "client runtime worker: {}; nothing of that batch committed, retrying after a"
+              " pause (logged at most every 10 s)",
+              e.what());
+        }
+      } catch (const std::exception& e) {
+        spdlog::error("client runtime worker: {}; nothing of that batch committed, retrying",
+                      e.what());
       }
-    } catch (const storage_error& e) {
-      done = 0;  // storage busy or failing: nothing committed; try again after a pause
-      const auto now = std::chrono::steady_clock::now();
-      if (!storage_logged || now - *storage_logged >= std::chrono::seconds(10)) {
-        storage_logged = now;
-        spdlog::warn(
-            "client runtime worker: {}; nothing of the batch committed, retrying after a pause"
-            " (logged at most every 10 s)",
-            e.what());
-      }
-    } catch (const std::exception& e) {
-      // Nothing of the failed batch committed; the worker lives on and tries again.
-      spdlog::error("client runtime worker: {}; retrying after a pause", e.what());
-      done = 0;
+    };
+    for (auto& ep : endpoints) {
+      if (r != role::publisher)
+        turn([&] { return ep->process_due(opts_.batch); });
+      if (r != role::handlers)
+        turn([&] { return ep->publish_due(opts_.batch); });
     }
     if (done > 0 && r == role::handlers)
       notify();  // committed steps for the publishers: no idle wait for them

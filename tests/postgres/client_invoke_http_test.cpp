@@ -318,6 +318,41 @@ TEST_F(postgres_invoke_http, a_follow_ups_write_failing_after_its_release_fails_
   }
 }
 
+// A handler's savepoint is released with the next round trip too. When a write of it fails there
+// (its invocation's row, refused) and the next handler catches the error its own statement was
+// given and goes on, the batch still fails: nothing commits, no PUT goes out, no attempt is
+// counted. Once the write goes through, each bill runs its course once.
+TEST_F(postgres_invoke_http, a_handlers_write_failing_after_its_release_fails_the_batch) {
+  echo_server server(cfg_);
+  auto ep = billing(db(), server.port());
+  int swallowed = 0;
+  ep->on("bill", [&swallowed, url = url_of(server.port())](client::handler_context& ctx) {
+    const std::string order = ctx.incoming().body.at("order");
+    try {
+      ctx.pg().query("INSERT INTO bills VALUES ($1)", order);
+    } catch (const storage_error&) {
+      ++swallowed;  // the handler goes on as if its statement had only failed
+    }
+    ctx.invoke_http(url, R"({"status":200})", "application/json",
+                    {.type = "bill_result", .body = {{"order", order}}});
+  });
+  queue_bills(2);
+  refuse_rows("refuse_invocation", "INSERT ON exactly_invocations",
+              "NEW.follow_up LIKE '%\"o-0\"%'", "invocation refused");
+  expect_batch_fails_with(*ep, "invocation refused");
+  EXPECT_EQ(swallowed, 1);
+  EXPECT_EQ(server.executions_total(), 0);
+  EXPECT_EQ(server.rows().staged, 0);  // no PUT went out
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations"), 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_queue"), 2);
+  EXPECT_EQ(q("SELECT max(attempts) FROM exactly_queue"), 0);
+  exec_sql(db(), "DROP TRIGGER refuse_invocation ON exactly_invocations");
+  quiesce(*ep);
+  EXPECT_EQ(swallowed, 1);
+  expect_each_once(server, 2);
+}
+
 // The journal entry is committed by a connection of its own: visible to others while the
 // handler's transaction is open, and still there after that transaction rolled back, until its
 // cleanup DELETE is committed.

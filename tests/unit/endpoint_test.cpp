@@ -5,7 +5,11 @@
 #include "contract/client_contracts.hpp"
 
 #include <exactly/client/endpoint.hpp>
+#include <exactly/client/runtime.hpp>
 #include <exactly/common/storage_error.hpp>
+
+#include <chrono>
+#include <thread>
 
 namespace exactly::test {
 
@@ -37,6 +41,75 @@ TEST(sqlite_endpoint, a_refusal_that_ends_the_transaction_fails_the_whole_batch)
   EXPECT_EQ(ep.queued(), 3);
   EXPECT_EQ(query_int(db, "SELECT max(attempts) FROM exactly_queue"), 0);
   EXPECT_TRUE(ep.errors().empty());
+}
+
+// A handler that catches the error of a statement whose refusal ended the transaction, and
+// returns: nothing of the runtime's commits outside the transaction after it (its message stays
+// queued, the handlers before it are rolled back too), and the batch fails as above.
+TEST(sqlite_endpoint, a_handler_that_catches_a_refusal_ending_the_transaction_commits_nothing) {
+  const auto tdb = open_sqlite_db();
+  const database db = tdb->db();
+  exec_sql(db,
+           "CREATE TABLE orders (id TEXT PRIMARY KEY, amount BIGINT);"
+           "CREATE TRIGGER no_big_orders BEFORE INSERT ON orders WHEN NEW.amount > 100"
+           " BEGIN SELECT RAISE(ROLLBACK, 'too big'); END");
+  client::endpoint ep("orders", db, {});
+  int caught = 0;
+  ep.on("submit", [&caught](client::handler_context& ctx) {
+    try {
+      database_transaction own(ctx.database());  // a savepoint, as a careful handler makes
+      run_sql(ctx.database(), "INSERT INTO orders VALUES (?, ?)",
+              ctx.incoming().body.at("id").get<std::string>(),
+              ctx.incoming().body.at("amount").get<std::int64_t>());
+      own.commit();
+    } catch (const storage_error&) {
+      ++caught;  // and returns as if only its own statement had failed
+    }
+  });
+  ep.send("orders", {.id = "m-1", .type = "submit", .body = {{"id", "a"}, {"amount", 1}}});
+  ep.send("orders", {.id = "m-2", .type = "submit", .body = {{"id", "b"}, {"amount", 500}}});
+  ep.send("orders", {.id = "m-3", .type = "submit", .body = {{"id", "c"}, {"amount", 3}}});
+  EXPECT_THROW(ep.process_due(), storage_error);
+  EXPECT_EQ(caught, 1);
+  EXPECT_EQ(query_int(db, "SELECT count(*) FROM orders"), 0);
+  EXPECT_EQ(ep.queued(), 3);
+  EXPECT_EQ(query_int(db, "SELECT max(attempts) FROM exactly_queue"), 0);
+}
+
+// A runtime worker whose batch of one endpoint fails every time (as above) still runs its other
+// endpoints' batches.
+TEST(sqlite_endpoint, an_endpoint_whose_batch_fails_does_not_hold_up_the_workers_others) {
+  const auto tdb = open_sqlite_db();
+  exec_sql(tdb->db(),
+           "CREATE TABLE orders (id TEXT PRIMARY KEY, amount BIGINT);"
+           "CREATE TRIGGER no_orders BEFORE INSERT ON orders"
+           " BEGIN SELECT RAISE(ROLLBACK, 'no orders today'); END;"
+           "CREATE TABLE pings (n BIGINT)");
+  auto rt = tdb->make_runtime(
+      [](database wdb) {
+        endpoints eps;
+        eps.push_back(std::make_unique<client::endpoint>("orders", wdb));
+        eps.back()->on("submit", [](client::handler_context& ctx) {
+          run_sql(ctx.database(), "INSERT INTO orders VALUES ('a', 1)");
+        });
+        eps.push_back(std::make_unique<client::endpoint>("pinger", wdb));
+        eps.back()->on("ping", [](client::handler_context& ctx) {
+          run_sql(ctx.database(), "INSERT INTO pings VALUES (1)");
+        });
+        return eps;
+      },
+      {.workers = 1, .idle_poll = std::chrono::milliseconds(5)});
+  client::endpoint outside("pinger", tdb->db());
+  outside.send("orders", {.type = "submit"});
+  outside.send("pinger", {.type = "ping"});
+  rt->start();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (query_int(tdb->db(), "SELECT count(*) FROM pings") < 1 &&
+         std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  rt->stop();
+  EXPECT_EQ(query_int(tdb->db(), "SELECT count(*) FROM pings"), 1);
+  EXPECT_EQ(query_int(tdb->db(), "SELECT count(*) FROM exactly_queue"), 1);  // the order, still
 }
 
 }  // namespace

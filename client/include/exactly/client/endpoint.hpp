@@ -113,10 +113,10 @@ class endpoint {
   // Registers the handler of `type`; a later registration replaces an earlier one. A handler
   // attempt fails (rolled back, tried again after a backoff, error-queued after max_attempts)
   // when the handler throws, also the error of one of its own statements that the database
-  // refused (a constraint, a syntax error). Storage trouble (busy, I/O, connection lost), a
-  // refusal that ended the transaction, and on PostgreSQL a failed write of the runtime's fail
-  // the whole batch instead: nothing of it commits and no attempt is counted (client/DESIGN.md,
-  // "Errors").
+  // refused as it ran (a constraint, a syntax error). Storage trouble (busy, I/O, connection
+  // lost), a refusal that ended the transaction, and on PostgreSQL a failed write sent with a
+  // later round trip (the runtime's, or one the handler deferred) fail the whole batch instead:
+  // nothing of it commits and no attempt is counted (client/DESIGN.md, "Errors").
   void on(std::string type, handler h);
   // Registers a typed handler; the body is converted with nlohmann's from_json for T, and a body
   // that does not convert fails the attempt like a throwing handler.
