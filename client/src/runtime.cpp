@@ -48,6 +48,9 @@ runtime::~runtime() {
 void runtime::start() {
   if (!opts_.metrics_address.empty() && metrics_port_ == 0)
     metrics_port_ = metrics_->serve(opts_.metrics_address);
+  // spdlog's registry is made here, before the workers that log start, not by the first two of
+  // them at once (safe, a function-local static, but in a library ThreadSanitizer cannot see).
+  spdlog::default_logger_raw();
   const role workers = opts_.publishers > 0 ? role::handlers : role::both;
   for (int i = 0; i < opts_.workers; ++i)
     threads_.emplace_back([this, workers] { run_worker(workers); });
