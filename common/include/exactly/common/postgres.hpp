@@ -277,14 +277,11 @@ class transaction {
   // COMMIT (RELEASE for a savepoint). Throws error, the transaction rolled back, if it fails,
   // including a COMMIT PostgreSQL turned into a rollback because a statement had failed.
   void commit();
-  // A savepoint's RELEASE sent with the next round trip instead of now: one round trip less.
-  // If a statement of the savepoint fails there, the connection rolls back to it (its tallies
-  // and after_commit() hooks too), gives the error to `on_failed` and sends the rest of that
-  // round trip again: the failure stays this savepoint's, and comes before the outermost COMMIT
-  // returns; `on_failed` must not use the connection. It may throw: the rest of the round trip
-  // is then not sent again, and the exception reaches the caller of the statement (or COMMIT)
-  // that carried the RELEASE. The outermost transaction, or a savepoint whose SAVEPOINT is not
-  // sent yet, commit() instead (and throw as it does).
+  // A savepoint's RELEASE sent with the next round trip. If a statement of it fails there, the
+  // connection rolls back to it (tallies, after_commit() hooks too), gives the error to
+  // `on_failed` (which must not use the connection; if it throws, its exception reaches that
+  // round trip's caller) and sends the rest again. The outermost transaction, or a savepoint
+  // whose SAVEPOINT is not sent yet, commit() instead (and throw as it does).
   void commit_later(std::function<void(std::exception_ptr)> on_failed);
   // How the outermost COMMIT is flushed, decided any time before it (it is applied there).
   void set_durability(durability d) { durability_ = d; }
