@@ -1,5 +1,6 @@
 // Runs a batch of due messages in one transaction: GETs first, handlers in savepoints, PUTs
-// awaited before the commit, and the fallback to put_wait::in_handler.
+// awaited before the commit, the fallback to put_wait::in_handler, and a refused batch's messages
+// run alone.
 #include "batch_runner.hpp"
 
 #include "attempt_puts.hpp"
@@ -12,6 +13,7 @@
 #include <exactly/common/crash_point.hpp>
 
 #include <algorithm>
+#include <exception>
 #include <optional>
 
 namespace exactly::client {
@@ -198,6 +200,61 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
   return true;
 }
 
+// Charges `q`, whose batch of one a refusal failed, with that attempt, in a transaction of its
+// own: tried again later, or error-queued once it was the last. Whether it left the queue.
+bool charge_refusal(endpoint_core& core, const queued_message& q, const prepared_message& p,
+                    const storage_error& refusal, std::int64_t now) {
+  database_transaction tx(core.db);
+  if (core.queues.claim_all({q.seq}, now).empty())
+    return false;  // another worker took it meanwhile
+  const std::string error = std::string("the database refused the transaction: ") + refusal.what();
+  if (p.step.action != lifecycle_action::run_follow_up) {
+    // No handler ran: its GET's answer was being recorded. GET again later, as after no answer.
+    core.queues.retry_later(q.seq, core.backoff_until(q.attempts, now), error);
+    tx.commit();
+    return false;
+  }
+  const lifecycle_event failure = handler_failure(q.attempts, core.opts.max_attempts);
+  carry_out_failure(core, q, p, failure, error, now);
+  tx.commit();
+  const bool exhausted = failure == lifecycle_event::attempts_exhausted;
+  if (core.metrics)
+    core.metrics->handler_attempt(core.name, exhausted ? "error_queued" : "failed");
+  return exhausted;
+}
+
+// Runs each message of a batch that a refusal failed as a batch of its own, so the others commit
+// and the one that fails alone is charged an attempt. A charge refused too is thrown once the
+// others have run; storage trouble at once. Either way the messages committed alone stay so.
+std::size_t run_each_alone(endpoint_core& core, const std::vector<queued_message>& batch,
+                           const std::vector<prepared_message>& prepared, std::int64_t now) {
+  std::size_t done = 0;
+  std::exception_ptr charge_failed;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    std::optional<database_transaction> alone;
+    std::size_t left = 0;  // counted once the batch of one committed
+    try {
+      run_batch(core, {batch[i]}, {prepared[i]}, now, put_wait::in_handler, left, alone);
+      done += left;
+    } catch (const storage_error& e) {
+      if (e.storage_failure())
+        throw;
+      alone.reset();
+      try {
+        done += charge_refusal(core, batch[i], prepared[i], e, now) ? 1 : 0;
+      } catch (const storage_error& charge) {
+        if (charge.storage_failure())
+          throw;
+        if (!charge_failed)
+          charge_failed = std::current_exception();
+      }
+    }
+  }
+  if (charge_failed)
+    std::rethrow_exception(charge_failed);
+  return done;
+}
+
 }  // namespace
 
 std::size_t run_due_messages(endpoint_core& core, int limit) {
@@ -221,12 +278,24 @@ std::size_t run_due_messages(endpoint_core& core, int limit) {
   // A batch of one message always waits for its PUTs in the handler.
   const put_wait wait = batch.size() > 1 ? core.opts.wait_for_put : put_wait::in_handler;
   std::size_t done = 0;
-  if (!run_batch(core, batch, prepared, now, wait, done, group)) {
-    done = 0;  // rolled back: once more, each handler waiting for its PUTs, claimed anew
+  try {
+    if (!run_batch(core, batch, prepared, now, wait, done, group)) {
+      done = 0;  // rolled back: once more, each handler waiting for its PUTs, claimed anew
+      group.reset();
+      run_batch(core, batch, prepared, now, put_wait::in_handler, done, group);
+    }
+    return done;
+  } catch (const storage_error& e) {
+    // Storage trouble fails the batch as it is: the same batch may commit later. A refusal (a
+    // statement that ended the transaction, a constraint checked at COMMIT, a write refused after
+    // its savepoint was released) would fail it every time: each message runs alone instead.
+    if (e.storage_failure())
+      throw;
     group.reset();
-    run_batch(core, batch, prepared, now, put_wait::in_handler, done, group);
+    if (batch.size() > 1)
+      return run_each_alone(core, batch, prepared, now);
+    return charge_refusal(core, batch.front(), prepared.front(), e, now) ? 1 : 0;
   }
-  return done;
 }
 
 }  // namespace exactly::client

@@ -1,7 +1,6 @@
 // Runs a follow-up in the POST answer's transaction (see follow_up_now.hpp).
 #include "follow_up_now.hpp"
 
-#include "client_metrics.hpp"
 #include "handler_scope.hpp"
 #include "http_answers.hpp"
 
@@ -41,14 +40,13 @@ std::string attempt(endpoint_core& core, attempt_puts& puts, later_releases& rel
 
 }  // namespace
 
-void run_follow_up_now(endpoint_core& core, attempt_puts& puts, later_releases& releases,
-                       const invocation_row& row, const http_result& response, std::int64_t now) {
+std::string_view run_follow_up_now(endpoint_core& core, attempt_puts& puts,
+                                   later_releases& releases, const invocation_row& row,
+                                   const http_result& response, std::int64_t now) {
   const std::string error = attempt(core, puts, releases, row, response, now);
   if (error.empty()) {
-    if (core.metrics)
-      core.metrics->handler_attempt(core.name, "committed");
     crash_point("client.after_follow_up_before_commit");
-    return;
+    return "committed";
   }
   const bool handled = core.handlers.contains(row.follow_up.type);
   const lifecycle_event failure =
@@ -63,9 +61,7 @@ void run_follow_up_now(endpoint_core& core, attempt_puts& puts, later_releases& 
   } else {
     core.queues.enqueue_failed(row.endpoint, follow_up, error, core.backoff_until(0, now), now);
   }
-  if (core.metrics)
-    core.metrics->handler_attempt(
-        core.name, step.action == lifecycle_action::retry_follow_up ? "failed" : "error_queued");
+  return step.action == lifecycle_action::retry_follow_up ? "failed" : "error_queued";
 }
 
 }  // namespace exactly::client

@@ -8,6 +8,7 @@
 #include "later_releases.hpp"
 
 #include <cstdint>
+#include <string_view>
 
 namespace exactly::client {
 
@@ -18,8 +19,10 @@ namespace exactly::client {
 // response kept, one attempt counted, or error-queued with it (and the id DELETEd) when that was
 // its last attempt. All of it in the caller's transaction; storage errors propagate. A committed
 // handler's savepoint is released through `releases` (the caller calls throw_if_failed() before
-// its commit).
-void run_follow_up_now(endpoint_core& core, attempt_puts& puts, later_releases& releases,
-                       const invocation_row& row, const http_result& response, std::int64_t now);
+// its commit). Returns the attempt's outcome for the metrics, counted once the caller committed:
+// "committed", "failed" or "error_queued".
+std::string_view run_follow_up_now(endpoint_core& core, attempt_puts& puts,
+                                   later_releases& releases, const invocation_row& row,
+                                   const http_result& response, std::int64_t now);
 
 }  // namespace exactly::client

@@ -2,10 +2,10 @@
 // DELETEs.
 #include "publisher.hpp"
 
-#include "attempt_liveness.hpp"
 #include "client_metrics.hpp"
 #include "follow_up_now.hpp"
 #include "http_answers.hpp"
+#include "orphan_recovery.hpp"
 #include "publish_claims.hpp"
 #include "read_transaction.hpp"
 
@@ -18,45 +18,6 @@ namespace exactly::client {
 namespace {
 
 using state = invocation_state;
-
-// Journal entries read at once by recover_orphans().
-constexpr int orphans_page = 64;
-
-// Queues DELETEs for journaled ids whose attempts ended without committing. Reads the journal at
-// most every quarter of orphan_grace (a DELETE waits that much longer at most), and again at once
-// after a full page.
-std::size_t recover_orphans(endpoint_core& core, std::int64_t now) {
-  const std::int64_t every = core.opts.orphan_grace.count() / 4;
-  if (const auto last = core.orphans_read_ms; last && now >= *last && now - *last < every)
-    return 0;
-  const auto entries =
-      core.journal.older_than(core.name, now - core.opts.orphan_grace.count(), orphans_page);
-  core.orphans_read_ms =
-      entries.size() < orphans_page ? std::optional<std::int64_t>(now) : std::nullopt;
-  if (entries.empty())
-    return 0;
-  // An id whose attempt has ended (on SQLite: holding the write lock, no handler is between its
-  // PUT and its commit or rollback; on PostgreSQL: the attempt's advisory lock is free) and that
-  // is not in the invocations table now belongs to an attempt that ended without committing.
-  // Entries of attempts still running stay in the journal.
-  const bool cleanup = on_event(state::put_sent, lifecycle_event::attempt_abandoned).action ==
-                       lifecycle_action::queue_cleanup_delete;
-  std::size_t orphans = 0;
-  std::vector<journal_entry> ended;
-  database_transaction tx(core.db);
-  for (const journal_entry& e : entries) {
-    if (!attempt_ended(core.db, e.request_id))
-      continue;
-    ended.push_back(e);
-    if (cleanup && !core.invocations.contains(e.request_id)) {
-      core.invocations.add_cleanup(e.request_id, core.name, e.url, now);
-      ++orphans;
-    }
-  }
-  tx.commit();
-  core.journal.forget(ended);
-  return orphans;
-}
 
 const char* method_of(state s) {
   if (request_of(s) == verb::put)
@@ -173,13 +134,12 @@ std::set<std::string> claim_due_steps_in_process(endpoint_core& core, std::int64
   return {};
 }
 
-}  // namespace
-
-std::size_t publish_due_steps(endpoint_core& core, int limit) {
-  if (!core.opts.transport)
-    return 0;
-  const std::int64_t now = core.opts.clock();
-  std::size_t done = recover_orphans(core, now);
+// One publishing turn of `core`'s due steps; how many finished. `follow_ups_now`: a POST's
+// stored response runs its follow-up in the turn (else the follow-up is queued); `ran_follow_ups`
+// is set once one has run.
+std::size_t publish_turn(endpoint_core& core, int limit, std::int64_t now, bool follow_ups_now,
+                         bool& ran_follow_ups) {
+  std::size_t done = 0;
   std::vector<due_step> due;
   // On PostgreSQL the steps are claimed as they are read, in the transaction that records their
   // outcomes: a publisher sharing the table passes over the steps another one sends now and
@@ -214,6 +174,7 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
   // Follow-ups run now, in this transaction, each handler waiting for its own PUTs.
   attempt_puts puts(core, put_wait::in_handler, now);
   later_releases releases;
+  std::vector<std::string_view> outcomes;  // of the follow-ups' attempts, for metrics
   // Only what a crash must not take back is flushed (a POST's answer with its follow-up, an error
   // queue entry): a lost DELETE completion, re-PUT move or retry record only repeats an
   // idempotent DELETE, PUT or POST, or sends one sooner.
@@ -239,9 +200,10 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
         if (move_on(core, due[i], steps[i].next, now)) {
           if (const auto until = available_until(answers[i]))
             core.invocations.record_response_until(row.request_id, *until);
-          if (core.opts.follow_up_with_post_answer) {
+          if (follow_ups_now) {
+            ran_follow_ups = true;
             puts.begin_attempt(i);
-            run_follow_up_now(core, puts, releases, row, answers[i], now);
+            outcomes.push_back(run_follow_up_now(core, puts, releases, row, answers[i], now));
           } else {
             core.queues.enqueue(row.endpoint, row.follow_up, now);
           }
@@ -275,7 +237,34 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
   releases.throw_if_failed();
   tx->commit();
   puts.forget();  // the follow-ups' PUTs belong to their invocation or cleanup rows now
+  if (core.metrics) {
+    for (const std::string_view outcome : outcomes)
+      core.metrics->handler_attempt(core.name, outcome);
+  }
   return done;
+}
+
+}  // namespace
+
+std::size_t publish_due_steps(endpoint_core& core, int limit) {
+  if (!core.opts.transport)
+    return 0;
+  const std::int64_t now = core.opts.clock();
+  const std::size_t orphans = recover_orphans(core, now);
+  bool ran_follow_ups = false;
+  try {
+    return orphans +
+           publish_turn(core, limit, now, core.opts.follow_up_with_post_answer, ran_follow_ups);
+  } catch (const storage_error& e) {
+    // Storage trouble fails the turn as it is. A refusal in a turn that ran follow-ups (a
+    // statement that ended the transaction, a constraint checked at COMMIT, a write refused after
+    // a follow-up's savepoint was released) would fail it every time: the turn runs once more
+    // with its follow-ups queued, where a batch of their own charges the one refused. Its POSTs
+    // are sent again, and answered with their stored responses.
+    if (e.storage_failure() || !ran_follow_ups)
+      throw;
+  }
+  return orphans + publish_turn(core, limit, now, false, ran_follow_ups);
 }
 
 }  // namespace exactly::client

@@ -150,14 +150,14 @@ class sqlite_invocation_engine final : public invocation_engine {
   }
 
  private:
-  // Up to `limit` rows in `state` due at `now_ms`, oldest first, of `endpoint` only unless it is
-  // empty.
+  // Up to `limit` rows in `state` due at `now_ms`, oldest first (rows due at once in the order
+  // they were added), of `endpoint` only unless it is empty.
   std::vector<stored_invocation> read_due(int state, std::int64_t now_ms, int limit,
                                           std::string_view endpoint) {
     auto& q = db_.prepare(
         "SELECT request_id, endpoint, url, follow_up, attempts, body, content_type"
         " FROM exactly_invocations WHERE state = ?1 AND due_ms <= ?2"
-        " AND (?4 = '' OR endpoint = ?4) ORDER BY due_ms LIMIT ?3");
+        " AND (?4 = '' OR endpoint = ?4) ORDER BY due_ms, rowid LIMIT ?3");
     q.bind_all(state, now_ms, limit, endpoint);
     std::vector<stored_invocation> out;
     while (q.step()) {

@@ -8,6 +8,7 @@
 
 #include <exactly/client/endpoint.hpp>
 #include <exactly/client/runtime.hpp>
+#include <exactly/common/database.hpp>
 
 #include <gtest/gtest.h>
 
@@ -162,6 +163,37 @@ TEST_F(client_metrics, count_the_requests_attempts_and_rows_of_a_real_run) {
   EXPECT_EQ(sum_of(served.body, count, {"verb=\"PUT\""}), bills);
   EXPECT_EQ(sum_of(served.body, "exactly_client_error_queue_messages", {"endpoint=\"billing\""}),
             broken);
+}
+
+// A publishing turn that a follow-up's refusal fails after another follow-up committed its
+// savepoint: nothing of the turn commits, so that follow-up is not counted there; it is counted
+// once, when it commits in the batch its message then runs in.
+TEST_F(client_metrics, count_a_follow_up_committed_only_once_its_transaction_is) {
+  echo_server server({.max_staged_per_principal = 10000});
+  db_.exec(
+      "CREATE TRIGGER no_big AFTER INSERT ON results WHEN NEW.order_id = 'o-big'"
+      " BEGIN SELECT RAISE(ROLLBACK, 'too big'); END");
+  client::runtime rt((dir_.path() / "client.db").string(), {}, setup(server.port()));
+  {
+    client::endpoint sender("sender", db_);
+    database_transaction tx(db_);  // one batch, one publishing turn: o-0's follow-up runs first
+    for (const char* order : {"o-0", "o-big"})
+      sender.send("billing", {.type = "bill", .body = {{"order", order}}});
+    tx.commit();
+  }
+  rt.start();
+  ASSERT_TRUE(within_a_minute([&] {
+    return q("SELECT count(*) FROM results") == 1 &&
+           q("SELECT count(*) FROM exactly_invocations") == 0 &&
+           q("SELECT count(*) FROM exactly_error_queue") == 1;
+  }));
+  rt.stop();
+  const std::string text = rt.metrics_text();
+  SCOPED_TRACE(text);
+  const std::string attempts = "exactly_client_handler_attempts_total";
+  EXPECT_EQ(sum_of(text, attempts, {"outcome=\"committed\""}), 3);  // two bills, o-0's follow-up
+  EXPECT_EQ(sum_of(text, attempts, {"outcome=\"failed\""}), 2);
+  EXPECT_EQ(sum_of(text, attempts, {"outcome=\"error_queued\""}), 1);
 }
 
 TEST_F(client_metrics, are_not_served_unless_asked) {

@@ -114,9 +114,10 @@ class endpoint {
   // attempt fails (rolled back, tried again after a backoff, error-queued after max_attempts)
   // when the handler throws, also the error of one of its own statements that the database
   // refused as it ran (a constraint, a syntax error). Storage trouble (busy, I/O, connection
-  // lost), a refusal that ended the transaction, and on PostgreSQL a failed write sent with a
-  // later round trip (the runtime's, or one the handler deferred) fail the whole batch instead:
-  // nothing of it commits and no attempt is counted (client/DESIGN.md, "Errors").
+  // lost) fails the whole batch instead: nothing of it commits and no attempt is counted. A
+  // refusal that fails the whole batch (one that ended the transaction, a constraint checked at
+  // COMMIT, on PostgreSQL a failed write sent with a later round trip) runs its messages again
+  // one at a time, and the one refused alone is charged an attempt (client/DESIGN.md, "Errors").
   void on(std::string type, handler h);
   // Registers a typed handler; the body is converted with nlohmann's from_json for T, and a body
   // that does not convert fails the attempt like a throwing handler.
