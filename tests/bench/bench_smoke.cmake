@@ -5,7 +5,7 @@ cmake_minimum_required(VERSION 3.22)
 string(REPLACE "," ";" wanted "${SCENARIOS}")
 string(REPLACE "," ";" extra "${ARGS}")
 execute_process(
-  COMMAND ${BENCH} --seconds 1 --warmup 0.5 --concurrency 4 --scenarios ${wanted} --json ${JSON}
+  COMMAND ${BENCH} --seconds 3 --warmup 0.5 --concurrency 4 --scenarios ${wanted} --json ${JSON}
           ${extra}
   RESULT_VARIABLE status)
 if(NOT status EQUAL 0)
