@@ -1,6 +1,6 @@
 #pragma once
-// The ids PUT by handler attempts that ended without committing (a crash, a rollback the runtime
-// did not see): read from the attempt journal once their attempt has ended, and given DELETEs.
+// The ids PUT by handler attempts that ended without committing (a crash, a batch rolled back):
+// read from the attempt journal once their attempt has ended, and given DELETEs.
 
 #include "endpoint_core.hpp"
 

@@ -259,8 +259,8 @@ std::size_t publish_due_steps(endpoint_core& core, int limit) {
     // Storage trouble fails the turn as it is. A refusal in a turn that ran follow-ups (a
     // statement that ended the transaction, a constraint checked at COMMIT, a write refused after
     // a follow-up's savepoint was released) would fail it every time: the turn runs once more
-    // with its follow-ups queued, where a batch of their own charges the one refused. Its POSTs
-    // are sent again, and answered with their stored responses.
+    // with its follow-ups queued, where a batch of their own charges the one refused. Its
+    // requests are sent again: POSTs are answered with their stored responses.
     if (e.storage_failure() || !ran_follow_ups)
       throw;
   }

@@ -9,8 +9,7 @@
 namespace exactly::client {
 
 // Sends up to `limit` due POSTs, re-PUTs and DELETEs of each kind; returns how many finished.
-// Storage trouble propagates with nothing committed. A turn the database refused after it ran
-// follow-ups runs once more with them queued; a refusal of that one propagates too.
+// A turn refused after it ran follow-ups runs once more with them queued (client/DESIGN.md).
 std::size_t publish_due_steps(endpoint_core& core, int limit);
 
 }  // namespace exactly::client

@@ -129,12 +129,14 @@ class endpoint {
 
   // Sends `m` to endpoint `to` in a transaction of its own (for code outside handlers).
   void send(std::string_view to, message m);
-  // Handles up to `limit` due messages, each in its own transaction. Returns how many left the
-  // queue (handled, or moved to the error queue). A follow-up message first GETs its stored
-  // response. Storage failures throw the engine's error (an exactly::storage_error).
+  // Handles up to `limit` due messages in one transaction, each handler in a savepoint. Returns
+  // how many left the queue (handled, or moved to the error queue). A follow-up message first
+  // GETs its stored response. Storage failures throw the engine's error (an
+  // exactly::storage_error); a batch the database refuses runs its messages one at a time, and
+  // a refusal of the attempt charged to one of them throws after the others (client/DESIGN.md).
   std::size_t process_due(int limit = 64);
-  // Sends due POSTs (then queues their follow-ups) and due DELETEs, after queuing the DELETE of
-  // journaled ids whose attempt died uncommitted. Returns how many finished.
+  // Sends due POSTs (then runs or queues their follow-ups), re-PUTs and DELETEs, after queuing the
+  // DELETE of journaled ids whose attempt ended uncommitted. Returns how many finished.
   std::size_t publish_due(int limit = 64);
   // Runs process_due and publish_due until neither has anything due now.
   void run_until_idle();
