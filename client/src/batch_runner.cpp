@@ -200,8 +200,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
   return true;
 }
 
-// Charges `q`, whose batch of one a refusal failed, with that attempt, in a transaction of its
-// own: tried again later, or error-queued once it was the last. Whether it left the queue.
+// Charges `q`'s refused batch of one as its attempt, in a transaction: whether it left the queue.
 bool charge_refusal(endpoint_core& core, const queued_message& q, const prepared_message& p,
                     const storage_error& refusal, std::int64_t now) {
   database_transaction tx(core.db);
