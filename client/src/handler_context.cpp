@@ -1,7 +1,9 @@
 // What a running handler can do: read its message, write state, send messages, invoke_http.
 #include "handler_scope.hpp"
 
+#include <exactly/common/postgres.hpp>
 #include <exactly/common/request_id.hpp>
+#include <exactly/common/sqlite.hpp>
 
 #include <sqlite3.h>
 
@@ -10,10 +12,21 @@
 namespace exactly::client {
 
 void detail::expect_transaction_open(const database& db) {
-  if (!db.in_transaction())
+  if (db.in_transaction())
+    return;
+  if (db.kind() == engine::sqlite)
     throw sqlite::error(SQLITE_ABORT,
                         "a statement of the handler ended the batch's transaction (RAISE(ROLLBACK)"
                         " or a conflict clause ROLLBACK) and the handler went on");
+  // On PostgreSQL the transaction is gone when the connection broke under a handler that caught
+  // the error: storage trouble, charged to no message. Otherwise the handler ended it itself.
+  if (!db.as_postgres().connected())
+    throw pg::error("08006",
+                    "the connection to PostgreSQL was lost under the handler, which "
+                    "caught the error and went on");
+  throw pg::error("25P01",
+                  "the handler ended the batch's transaction (COMMIT or ROLLBACK) and "
+                  "went on");
 }
 
 sqlite::connection& handler_context::db() {

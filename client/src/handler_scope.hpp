@@ -27,9 +27,10 @@ inline bool fails_the_attempt_alone(const database& db, const storage_error& e) 
   return !e.storage_failure() && !e.from_deferred_write() && db.in_transaction();
 }
 
-// After a handler returned: throws a storage_error that fails the whole batch when a statement
-// of it ended the batch's transaction and the handler caught the error (SQLite's
-// RAISE(ROLLBACK)), so that nothing after it commits outside the transaction.
+// After a handler returned: throws a storage_error that fails the whole batch when its
+// transaction is gone and the handler went on, so that nothing after it commits outside it: a
+// refusal when a statement of the handler ended it (SQLite's RAISE(ROLLBACK)), storage trouble
+// when PostgreSQL's connection broke under a handler that caught the error.
 void expect_transaction_open(const database& db);
 
 }  // namespace exactly::client::detail

@@ -125,11 +125,13 @@ void runtime::run_worker(role r) {
       seen = notified_;
     }
     std::size_t done = 0;
+    bool threw = false;
     // Each batch and publishing turn apart: one that fails (rolled back whole, tried again after
     // a pause) does not keep the worker's other endpoints from running.
     const auto turn = [&](const auto& run) {
       try {
         done += run();
+        return;
       } catch (const storage_error& e) {  // storage busy or failing, or a write refused
         const auto now = std::chrono::steady_clock::now();
         if (!storage_logged || now - *storage_logged >= std::chrono::seconds(10)) {
@@ -143,6 +145,7 @@ void runtime::run_worker(role r) {
         spdlog::error("client runtime worker: {}; nothing of that batch committed, retrying",
                       e.what());
       }
+      threw = true;
     };
     for (auto& ep : endpoints) {
       if (r != role::publisher)
@@ -150,8 +153,16 @@ void runtime::run_worker(role r) {
       if (r != role::handlers)
         turn([&] { return ep->publish_due(opts_.batch); });
     }
-    if (done > 0 && r == role::handlers)
-      notify();  // committed steps for the publishers: no idle wait for them
+    // Committed steps for the publishers: no idle wait for them. A batch that threw may have
+    // committed some of its messages alone first (process_due); this worker still pauses.
+    if ((done > 0 || threw) && r == role::handlers) {
+      {
+        std::lock_guard lock(mutex_);
+        if (notified_++ == seen)
+          seen = notified_;  // unless someone else notified during the turn
+      }
+      wake_.notify_all();
+    }
     if (done == 0) {
       std::unique_lock lock(mutex_);
       wake_.wait_for(lock, opts_.idle_poll, [&] { return stopping_ || notified_ != seen; });

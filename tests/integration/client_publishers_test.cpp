@@ -1,5 +1,6 @@
 // The publishers of one runtime over SQLite, where due steps are read outside the write lock:
-// each step is sent by one of them, counted by the requests that reached the transport.
+// each step is sent by one of them, counted by the requests that reached the transport; and they
+// are woken for the steps a failed batch committed.
 #include <counting_transport.hpp>
 #include <echo_server.hpp>
 
@@ -8,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -73,6 +75,72 @@ TEST(client_publishers, the_workers_of_a_runtime_never_send_one_post_twice) {
     twice += times > 1 ? 1 : 0;
   EXPECT_EQ(twice, 0) << "of " << posts.size() << " POSTed ids, " << twice
                       << " went out more than once";
+}
+
+// A batch refused as a whole whose messages then run alone: one commits its invocation, the other
+// is refused again and so is the attempt charged to it, so process_due throws. The handlers'
+// worker still wakes the publisher, whose idle poll (30 s) would otherwise hold the POST back.
+TEST(client_publishers, are_woken_for_what_a_batch_committed_before_it_threw) {
+  echo_server server;
+  const std::string url = echo_url(server.port());
+  auto transport = counting_echo_transport(server.port());
+  temp_dir dir;
+  const std::string path = (dir.path() / "client.db").string();
+  sqlite::connection conn(path);
+  const database db(conn);
+  conn.exec(
+      "CREATE TABLE billed (message_id TEXT NOT NULL);"
+      "CREATE TABLE refused (n BIGINT);"
+      "CREATE TRIGGER no_refused BEFORE INSERT ON refused"
+      " BEGIN SELECT RAISE(ROLLBACK, 'refused'); END;");
+  client::endpoint outside("billing", db, {});  // makes the queue's tables
+  conn.exec(
+      "CREATE TRIGGER no_retries BEFORE UPDATE OF attempts ON exactly_queue"
+      " BEGIN SELECT RAISE(ABORT, 'no retries either'); END");
+  std::atomic<int> refusals = 0;
+  client::runtime rt(
+      path, {},
+      [&](sqlite::connection& wdb) {
+        std::vector<std::unique_ptr<client::endpoint>> eps;
+        eps.push_back(std::make_unique<client::endpoint>(
+            "billing", wdb, client::endpoint_options{.transport = transport}));
+        eps[0]->on("bill", [url](client::handler_context& ctx) {
+          // Long enough for the publisher to have gone back to its idle wait.
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+          ctx.invoke_http(url, R"({"status":200})", "application/json", {.type = "billed"});
+        });
+        eps[0]->on("refuse", [&refusals](client::handler_context& ctx) {
+          ++refusals;
+          ctx.db().exec("INSERT INTO refused VALUES (1)");
+        });
+        eps[0]->on("billed", [](client::handler_context& ctx) {
+          ctx.db().prepare("INSERT INTO billed VALUES (?)").bind(1, ctx.incoming().id).run();
+        });
+        return eps;
+      },
+      {.workers = 1, .idle_poll = std::chrono::seconds(30), .batch = 8, .publishers = 1});
+  rt.start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both workers idle now
+  {
+    database_transaction tx(db);
+    client::send_in_transaction(db, "billing", {.id = "bill-1", .type = "bill"});
+    client::send_in_transaction(db, "billing", {.id = "refuse-1", .type = "refuse"});
+    tx.commit();
+  }
+  rt.notify();
+  const auto count = [&](const char* sql) { return conn.query_int64(sql).value_or(-1); };
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (count("SELECT count(*) FROM billed") < 1 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(count("SELECT count(*) FROM billed"), 1) << "the publisher was not woken";
+  EXPECT_EQ(server.executions_total(), 1);
+  EXPECT_EQ(transport->posts().size(), 1u);
+  EXPECT_EQ(count("SELECT count(*) FROM exactly_queue WHERE message_id = 'refuse-1'"), 1);
+  EXPECT_EQ(count("SELECT attempts FROM exactly_queue WHERE message_id = 'refuse-1'"), 0);
+  // Its own wake-up does not cut the handlers' worker's pause: in the batch and alone, no more.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_EQ(refusals, 2);
+  rt.stop();
 }
 
 }  // namespace

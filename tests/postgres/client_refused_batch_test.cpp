@@ -1,6 +1,7 @@
 // Batches that PostgreSQL refuses as a whole (a constraint checked at COMMIT, a handler that
 // swallows its statement's error without a savepoint of its own): each message runs alone, the
-// others commit, and the one refused alone is charged attempts until the error queue.
+// others commit, and the one refused alone is charged attempts until the error queue. A lost
+// connection that a handler swallows is storage trouble instead, charged to no message.
 #include "client_test_db.hpp"
 
 #include <exactly/client/endpoint.hpp>
@@ -23,6 +24,15 @@ class postgres_refused_batch : public ::testing::Test {
     ep_.on("add", [this](client::handler_context& ctx) {
       ++runs_;
       const std::string k = ctx.incoming().body.at("k");
+      if (k == "lost" && !lost_once_) {
+        lost_once_ = true;
+        try {
+          ctx.pg().query("SELECT pg_terminate_backend(pg_backend_pid())");
+        } catch (const storage_error&) {
+          // and returns as if nothing had happened
+        }
+        return;
+      }
       if (k != "swallowed") {
         ctx.pg().query("INSERT INTO keys VALUES ($1)", k);
         return;
@@ -74,6 +84,7 @@ class postgres_refused_batch : public ::testing::Test {
                         .retry_base = std::chrono::milliseconds(1),
                         .retry_cap = std::chrono::milliseconds(1)}};
   int runs_ = 0;
+  bool lost_once_ = false;
 };
 
 // Two messages adding one key that a unique constraint checks at COMMIT: the batch's COMMIT
@@ -88,6 +99,24 @@ TEST_F(postgres_refused_batch,
 // that handler's message meets it.
 TEST_F(postgres_refused_batch, a_handler_swallowing_its_error_is_charged_alone) {
   expect_only_the_second_is_charged("swallowed", "current transaction is aborted");
+}
+
+// The connection lost under a handler that catches the error and returns is not a refusal: the
+// batch fails as storage trouble, charged to no message, and commits once PostgreSQL is back.
+TEST_F(postgres_refused_batch, a_connection_lost_under_a_handler_catching_it_is_charged_to_none) {
+  ep_.send("keys", {.id = "m-1", .type = "add", .body = {{"k", "lost"}}});
+  try {
+    ep_.process_due();
+    FAIL() << "a batch whose connection was lost under its handler committed";
+  } catch (const storage_error& e) {
+    EXPECT_TRUE(e.storage_failure()) << e.what();
+  }
+  EXPECT_EQ(q("SELECT attempts FROM exactly_queue WHERE message_id = 'm-1'"), 0);
+  EXPECT_EQ(ep_.process_due(), 1u);  // on a new connection
+  EXPECT_EQ(q("SELECT count(*) FROM keys WHERE k = 'lost'"), 1);
+  EXPECT_EQ(ep_.queued(), 0);
+  EXPECT_TRUE(ep_.errors().empty());
+  EXPECT_EQ(runs_, 2);
 }
 
 }  // namespace

@@ -133,7 +133,8 @@ class endpoint {
   // how many left the queue (handled, or moved to the error queue). A follow-up message first
   // GETs its stored response. Storage failures throw the engine's error (an
   // exactly::storage_error); a batch the database refuses runs its messages one at a time, and
-  // a refusal of the attempt charged to one of them throws after the others (client/DESIGN.md).
+  // a refusal of the attempt charged to one of them throws after the others, which stay
+  // committed (client/DESIGN.md).
   std::size_t process_due(int limit = 64);
   // Sends due POSTs (then runs or queues their follow-ups), re-PUTs and DELETEs, after queuing the
   // DELETE of journaled ids whose attempt ended uncommitted. Returns how many finished.
