@@ -85,6 +85,7 @@ void runtime::notify() {
   {
     std::lock_guard lock(mutex_);
     ++notified_;
+    ++publish_wakes_;
   }
   wake_.notify_all();
 }
@@ -122,7 +123,7 @@ void runtime::run_worker(role r) {
       std::lock_guard lock(mutex_);
       if (stopping_)
         return;
-      seen = notified_;
+      seen = r == role::publisher ? publish_wakes_ : notified_;
     }
     std::size_t done = 0;
     bool threw = false;
@@ -154,18 +155,20 @@ void runtime::run_worker(role r) {
         turn([&] { return ep->publish_due(opts_.batch); });
     }
     // Committed steps for the publishers: no idle wait for them. A batch that threw may have
-    // committed some of its messages alone first (process_due); this worker still pauses.
+    // committed some of its messages alone first (process_due). Only the publishers are woken:
+    // handlers' workers whose turns throw would otherwise cut each other's pause.
     if ((done > 0 || threw) && r == role::handlers) {
       {
         std::lock_guard lock(mutex_);
-        if (notified_++ == seen)
-          seen = notified_;  // unless someone else notified during the turn
+        ++publish_wakes_;
       }
       wake_.notify_all();
     }
     if (done == 0) {
       std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, opts_.idle_poll, [&] { return stopping_ || notified_ != seen; });
+      wake_.wait_for(lock, opts_.idle_poll, [&] {
+        return stopping_ || (r == role::publisher ? publish_wakes_ : notified_) != seen;
+      });
     }
   }
 }

@@ -110,6 +110,8 @@ TEST_F(postgres_refused_batch, a_connection_lost_under_a_handler_catching_it_is_
     FAIL() << "a batch whose connection was lost under its handler committed";
   } catch (const storage_error& e) {
     EXPECT_TRUE(e.storage_failure()) << e.what();
+    // Found by the check after the handler, not by a later statement of the runtime's.
+    EXPECT_NE(std::string(e.what()).find("lost under the handler"), std::string::npos) << e.what();
   }
   EXPECT_EQ(q("SELECT attempts FROM exactly_queue WHERE message_id = 'm-1'"), 0);
   EXPECT_EQ(ep_.process_due(), 1u);  // on a new connection

@@ -91,6 +91,8 @@ class runtime {
   std::exception_ptr setup_error_;
   int ready_ = 0;
   std::uint64_t notified_ = 0;  // notify() calls, for idle workers to wake on
+  // notify() calls and handlers-only workers' turns that committed or threw, for publishers.
+  std::uint64_t publish_wakes_ = 0;
 };
 
 }  // namespace exactly::client
