@@ -138,8 +138,8 @@ void runtime::run_worker(role r) {
         if (!storage_logged || now - *storage_logged >= std::chrono::seconds(10)) {
           storage_logged = now;
           spdlog::warn(
-              "client runtime worker: {}; that batch or message did not commit, retrying after"
-              " a pause (logged at most every 10 s)",
+              "client runtime worker: {}; that batch (or the message it ran alone) did not"
+              " commit, retrying after a pause (logged at most every 10 s)",
               e.what());
         }
       } catch (const std::exception& e) {
