@@ -154,13 +154,16 @@ void runtime::run_worker(role r) {
       if (r != role::handlers)
         turn([&] { return ep->publish_due(opts_.batch); });
     }
-    // Committed steps for the publishers: no idle wait for them. A batch that threw may have
-    // committed some of its messages alone first (process_due). Only the publishers are woken:
-    // handlers' workers whose turns throw would otherwise cut each other's pause.
+    // Committed steps for the publishers, and messages handlers sent for the other handlers'
+    // workers: no idle wait for them. A batch that threw may have committed some of its messages
+    // alone first (process_due): the publishers are woken, the other handlers' workers only when
+    // this turn committed something, so that workers failing together still pause.
     if ((done > 0 || threw) && r == role::handlers) {
       {
         std::lock_guard lock(mutex_);
         ++publish_wakes_;
+        if (done > 0)
+          ++notified_;
       }
       wake_.notify_all();
     }

@@ -4,6 +4,8 @@
 
 #include <exactly/client/runtime.hpp>
 
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -45,6 +47,47 @@ TEST_P(runtime_contract, notify_wakes_an_idle_worker_before_its_idle_poll) {
   rt->notify();
   EXPECT_TRUE(handled_within(2, std::chrono::seconds(10)));
   rt->stop();
+}
+
+// With publishers of their own, the handlers' workers wake each other when one committed: the
+// messages its handlers sent are shared out at once instead of after the others' idle poll.
+// PostgreSQL only: there each worker claims messages the other has not locked, while SQLite's
+// workers race for its one write lock, so which of them runs a message is chance.
+TEST_P(runtime_contract, a_handlers_worker_that_committed_wakes_the_others) {
+  if (db().kind() != engine::postgres)
+    GTEST_SKIP() << "which worker runs a message is chance on SQLite";
+  client::endpoint outside("fan", db(), {});
+  std::mutex m;
+  std::set<std::thread::id> ran_slow;  // the workers that ran a "slow" message
+  auto rt = tdb().make_runtime(
+      [&](database wdb) {
+        endpoints eps;
+        eps.push_back(std::make_unique<client::endpoint>("fan", wdb, client::endpoint_options{}));
+        eps[0]->on("fan", [](client::handler_context& ctx) {
+          for (int i = 0; i < 6; ++i)
+            ctx.send("fan", {.type = "slow"});
+        });
+        eps[0]->on("slow", [&](client::handler_context&) {
+          {
+            std::lock_guard lock(m);
+            ran_slow.insert(std::this_thread::get_id());
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        });
+        return eps;
+      },
+      {.workers = 2, .idle_poll = std::chrono::seconds(30), .batch = 1, .publishers = 1});
+  rt->start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every worker idle now
+  outside.send("fan", {.type = "fan"});
+  rt->notify();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (outside.queued() > 0 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  rt->stop();
+  EXPECT_EQ(outside.queued(), 0) << "a worker waited out its idle poll";
+  std::lock_guard lock(m);
+  EXPECT_EQ(ran_slow.size(), 2u) << "only one handlers' worker ran the messages sent";
 }
 
 // The value of the series `series` (name and labels, as printed) in `text`; -1 when absent.
