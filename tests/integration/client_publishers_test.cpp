@@ -19,43 +19,61 @@
 namespace exactly::test {
 namespace {
 
-TEST(client_publishers, the_workers_of_a_runtime_never_send_one_post_twice) {
+echo_server_config roomy() {
   echo_server_config cfg;
   cfg.max_staged_per_principal = 1000;
-  echo_server server(cfg);
-  const std::string url = echo_url(server.port());
-  auto transport = counting_echo_transport(server.port());
-  temp_dir dir;
-  const std::string path = (dir.path() / "client.db").string();
-  sqlite::connection conn(path);
-  const database db(conn);
-  conn.exec("CREATE TABLE billed (message_id TEXT NOT NULL)");
-  client::endpoint outside("billing", db, {});
-  const auto count = [&](const char* sql) { return conn.query_int64(sql).value_or(-1); };
+  return cfg;
+}
+
+// An echo server, a transport counting the requests that reached it, and a client database file
+// whose "billed" table the "billing" endpoint's follow-up handler fills.
+class client_publishers : public ::testing::Test {
+ protected:
+  client_publishers() { conn_.exec("CREATE TABLE billed (message_id TEXT NOT NULL)"); }
+
+  std::int64_t count(const char* sql) { return conn_.query_int64(sql).value_or(-1); }
+  // The "billing" endpoint on `wdb`: "bill" invokes the echo server after `pause`, and its
+  // follow-up "billed" records its message id.
+  std::unique_ptr<client::endpoint> billing(sqlite::connection& wdb,
+                                            std::chrono::milliseconds pause = {}) {
+    auto ep = std::make_unique<client::endpoint>("billing", wdb,
+                                                 client::endpoint_options{.transport = transport_});
+    ep->on("bill", [url = url_, pause](client::handler_context& ctx) {
+      std::this_thread::sleep_for(pause);
+      ctx.invoke_http(url, R"({"status":200})", "application/json", {.type = "billed"});
+    });
+    ep->on("billed", [](client::handler_context& ctx) {
+      ctx.db().prepare("INSERT INTO billed VALUES (?)").bind(1, ctx.incoming().id).run();
+    });
+    return ep;
+  }
+
+  echo_server server_{roomy()};
+  const std::string url_ = echo_url(server_.port());
+  std::shared_ptr<counting_transport> transport_ = counting_echo_transport(server_.port());
+  temp_dir dir_;
+  const std::string path_ = (dir_.path() / "client.db").string();
+  sqlite::connection conn_{path_};
+  const database db_{conn_};
+};
+
+TEST_F(client_publishers, the_workers_of_a_runtime_never_send_one_post_twice) {
   constexpr int n = 120;
   {
-    database_transaction tx(db);
+    database_transaction tx(db_);
     for (int i = 0; i < n; ++i)
-      client::send_in_transaction(db, "billing", {.id = std::to_string(i), .type = "bill"});
+      client::send_in_transaction(db_, "billing", {.id = std::to_string(i), .type = "bill"});
     tx.commit();
   }
   // Three workers, each handling and publishing in turn, in batches of 8: their publishing turns
   // overlap and read the same due steps.
-  client::runtime rt(
-      path, {},
-      [&](sqlite::connection& wdb) {
-        std::vector<std::unique_ptr<client::endpoint>> eps;
-        eps.push_back(std::make_unique<client::endpoint>(
-            "billing", wdb, client::endpoint_options{.transport = transport}));
-        eps[0]->on("bill", [url](client::handler_context& ctx) {
-          ctx.invoke_http(url, R"({"status":200})", "application/json", {.type = "billed"});
-        });
-        eps[0]->on("billed", [](client::handler_context& ctx) {
-          ctx.db().prepare("INSERT INTO billed VALUES (?)").bind(1, ctx.incoming().id).run();
-        });
-        return eps;
-      },
-      {.workers = 3, .idle_poll = std::chrono::milliseconds(1), .batch = 8});
+  client::runtime rt(path_, {},
+                     [&](sqlite::connection& wdb) {
+                       std::vector<std::unique_ptr<client::endpoint>> eps;
+                       eps.push_back(billing(wdb));
+                       return eps;
+                     },
+                     {.workers = 3, .idle_poll = std::chrono::milliseconds(1), .batch = 8});
   rt.start();
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while ((count("SELECT count(*) FROM billed") < n ||
@@ -67,8 +85,8 @@ TEST(client_publishers, the_workers_of_a_runtime_never_send_one_post_twice) {
   EXPECT_EQ(count("SELECT count(*) FROM billed"), n);
   EXPECT_EQ(count("SELECT count(DISTINCT message_id) FROM billed"), n);
   EXPECT_EQ(count("SELECT count(*) FROM exactly_invocations"), 0);
-  EXPECT_EQ(server.executions_total(), n);
-  const std::map<std::string, int> posts = transport->posts();
+  EXPECT_EQ(server_.executions_total(), n);
+  const std::map<std::string, int> posts = transport_->posts();
   EXPECT_EQ(posts.size(), static_cast<std::size_t>(n));
   int twice = 0;
   for (const auto& [posted, times] : posts)
@@ -81,60 +99,43 @@ TEST(client_publishers, the_workers_of_a_runtime_never_send_one_post_twice) {
 // is refused again and so is the attempt charged to it, so process_due throws. The handlers'
 // workers still wake the publisher, whose idle poll (30 s) would otherwise hold the POST back,
 // and they do not wake each other: each pauses after its failed turn.
-TEST(client_publishers, are_woken_for_what_a_batch_committed_before_it_threw) {
-  echo_server server;
-  const std::string url = echo_url(server.port());
-  auto transport = counting_echo_transport(server.port());
-  temp_dir dir;
-  const std::string path = (dir.path() / "client.db").string();
-  sqlite::connection conn(path);
-  const database db(conn);
-  conn.exec(
-      "CREATE TABLE billed (message_id TEXT NOT NULL);"
+TEST_F(client_publishers, are_woken_for_what_a_batch_committed_before_it_threw) {
+  conn_.exec(
       "CREATE TABLE refused (n BIGINT);"
       "CREATE TRIGGER no_refused BEFORE INSERT ON refused"
       " BEGIN SELECT RAISE(ROLLBACK, 'refused'); END;");
-  client::endpoint outside("billing", db, {});  // makes the queue's tables
-  conn.exec(
+  client::endpoint outside("billing", db_, {});  // makes the queue's tables
+  conn_.exec(
       "CREATE TRIGGER no_retries BEFORE UPDATE OF attempts ON exactly_queue"
       " BEGIN SELECT RAISE(ABORT, 'no retries either'); END");
   {
-    database_transaction tx(db);
-    client::send_in_transaction(db, "billing", {.id = "bill-1", .type = "bill"});
-    client::send_in_transaction(db, "billing", {.id = "refuse-1", .type = "refuse"});
+    database_transaction tx(db_);
+    client::send_in_transaction(db_, "billing", {.id = "bill-1", .type = "bill"});
+    client::send_in_transaction(db_, "billing", {.id = "refuse-1", .type = "refuse"});
     tx.commit();
   }
   std::atomic<int> refusals = 0;
   client::runtime rt(
-      path, {},
+      path_, {},
       [&](sqlite::connection& wdb) {
         std::vector<std::unique_ptr<client::endpoint>> eps;
-        eps.push_back(std::make_unique<client::endpoint>(
-            "billing", wdb, client::endpoint_options{.transport = transport}));
-        eps[0]->on("bill", [url](client::handler_context& ctx) {
-          // The publisher's first turn, which finds nothing due, ends long before this commits
-          // (in the batch, then alone); the publisher then waits out its idle poll.
-          std::this_thread::sleep_for(std::chrono::milliseconds(300));
-          ctx.invoke_http(url, R"({"status":200})", "application/json", {.type = "billed"});
-        });
+        // The publisher's first turn, which finds nothing due, ends long before "bill" commits
+        // (in the batch, then alone); the publisher then waits out its idle poll.
+        eps.push_back(billing(wdb, std::chrono::milliseconds(300)));
         eps[0]->on("refuse", [&refusals](client::handler_context& ctx) {
           ++refusals;
           ctx.db().exec("INSERT INTO refused VALUES (1)");
-        });
-        eps[0]->on("billed", [](client::handler_context& ctx) {
-          ctx.db().prepare("INSERT INTO billed VALUES (?)").bind(1, ctx.incoming().id).run();
         });
         return eps;
       },
       {.workers = 2, .idle_poll = std::chrono::seconds(30), .batch = 8, .publishers = 1});
   rt.start();
-  const auto count = [&](const char* sql) { return conn.query_int64(sql).value_or(-1); };
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
   while (count("SELECT count(*) FROM billed") < 1 && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(count("SELECT count(*) FROM billed"), 1) << "the publisher was not woken";
-  EXPECT_EQ(server.executions_total(), 1);
-  EXPECT_EQ(transport->posts().size(), 1u);
+  EXPECT_EQ(server_.executions_total(), 1);
+  EXPECT_EQ(transport_->posts().size(), 1u);
   EXPECT_EQ(count("SELECT count(*) FROM exactly_queue WHERE message_id = 'refuse-1'"), 1);
   EXPECT_EQ(count("SELECT attempts FROM exactly_queue WHERE message_id = 'refuse-1'"), 0);
   // Each worker's failed turn runs the refused handler at most twice (in a batch and alone):
