@@ -15,6 +15,8 @@ namespace exactly::pg {
 namespace {
 
 constexpr std::string_view connection_lost = "08006";
+// "current transaction is aborted, commands ignored until end of transaction block".
+constexpr std::string_view in_failed_transaction = "25P02";
 
 int pack(std::string_view sqlstate) {
   int v = 0;
@@ -159,8 +161,10 @@ void connection::configure() {
 
 void connection::check(PGresult* r, std::string_view sql, bool deferred) {
   const ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
-  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+    aborted_by_.reset();  // a statement ran: the transaction is not aborted
     return;
+  }
   const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
   std::string what = r ? PQresultErrorMessage(r) : PQerrorMessage(conn_);
   while (!what.empty() && (what.back() == '\n' || what.back() == ' '))
@@ -170,6 +174,17 @@ void connection::check(PGresult* r, std::string_view sql, bool deferred) {
     up_ = false;
   std::string code = state && !lost ? state : std::string(connection_lost);
   PQclear(r);
+  if (code == in_failed_transaction && aborted_by_) {
+    // Refused because storage trouble failed an earlier statement that the caller caught:
+    // reported as that trouble, not as a refusal of this statement.
+    what += " (the transaction was aborted by an earlier error that was caught: " +
+            aborted_by_->second + ")";
+    code = aborted_by_->first;
+  } else if (depth_ > 0 && error(code, "").storage_failure()) {
+    aborted_by_.emplace(code, what);
+  } else if (code != in_failed_transaction) {
+    aborted_by_.reset();
+  }
   const std::size_t cut = sql.find(' ', 40);
   throw error(code,
               std::string(sql.substr(0, cut)) + (cut == sql.npos ? "" : " ...") + ": " +

@@ -102,6 +102,8 @@ std::vector<result> connection::pipeline(std::vector<statement> wanted) {
     if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
       failed = a;
   }
+  if (failed > 0)
+    aborted_by_.reset();  // a statement ran: the transaction was not aborted from then on
   // Prepared statements outlive a failed execution and a rollback: named once their Parse
   // passed (those ahead of the first failure).
   std::vector<result> out;

@@ -46,6 +46,8 @@ transaction::~transaction() {
 void transaction::rollback() noexcept {
   --db_->depth_;
   done_ = true;
+  if (level_ == 1)
+    db_->aborted_by_.reset();
   db_->hooks_->rolled_back(level_);
   db_->tallies_->rolled_back(level_);
   // What this transaction deferred is dropped, never sent: queued statements are this level's

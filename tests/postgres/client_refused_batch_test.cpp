@@ -1,7 +1,8 @@
 // Batches that PostgreSQL refuses as a whole (a constraint checked at COMMIT, a handler that
 // swallows its statement's error without a savepoint of its own): each message runs alone, the
 // others commit, and the one refused alone is charged attempts until the error queue. A lost
-// connection that a handler swallows is storage trouble instead, charged to no message.
+// connection or a deadlock that a handler swallows is storage trouble instead, charged to no
+// message.
 #include "client_test_db.hpp"
 
 #include <exactly/client/endpoint.hpp>
@@ -24,6 +25,16 @@ class postgres_refused_batch : public ::testing::Test {
     ep_.on("add", [this](client::handler_context& ctx) {
       ++runs_;
       const std::string k = ctx.incoming().body.at("k");
+      if (k == "deadlock" && !lost_once_) {
+        lost_once_ = true;
+        try {
+          ctx.pg().query(
+              "DO $$ BEGIN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01'; END $$");
+        } catch (const storage_error&) {
+          // and returns as if nothing had happened
+        }
+        return;
+      }
       if (k == "lost" && !lost_once_) {
         lost_once_ = true;
         try {
@@ -84,7 +95,7 @@ class postgres_refused_batch : public ::testing::Test {
                         .retry_base = std::chrono::milliseconds(1),
                         .retry_cap = std::chrono::milliseconds(1)}};
   int runs_ = 0;
-  bool lost_once_ = false;
+  bool lost_once_ = false;  // the "lost" or "deadlock" message failed once
 };
 
 // Two messages adding one key that a unique constraint checks at COMMIT: the batch's COMMIT
@@ -117,6 +128,25 @@ TEST_F(postgres_refused_batch, a_connection_lost_under_a_handler_catching_it_is_
   EXPECT_EQ(ep_.process_due(), 1u);  // on a new connection
   EXPECT_EQ(q("SELECT count(*) FROM keys WHERE k = 'lost'"), 1);
   EXPECT_EQ(ep_.queued(), 0);
+  EXPECT_TRUE(ep_.errors().empty());
+  EXPECT_EQ(runs_, 2);
+}
+
+// Storage trouble that a handler catches without a savepoint of its own (a deadlock) is not
+// its refusal either: the runtime's next statement, refused because the transaction is aborted,
+// reports the deadlock, and the batch fails as storage trouble, charged to no message.
+TEST_F(postgres_refused_batch, a_deadlock_a_handler_caught_is_charged_to_none) {
+  ep_.send("keys", {.id = "m-1", .type = "add", .body = {{"k", "deadlock"}}});
+  try {
+    ep_.process_due();
+    FAIL() << "a batch whose transaction a deadlock aborted committed";
+  } catch (const pg::error& e) {
+    EXPECT_EQ(e.sqlstate(), "40P01") << e.what();
+    EXPECT_TRUE(e.storage_failure()) << e.what();
+  }
+  EXPECT_EQ(q("SELECT attempts FROM exactly_queue WHERE message_id = 'm-1'"), 0);
+  EXPECT_EQ(ep_.process_due(), 1u);
+  EXPECT_EQ(q("SELECT count(*) FROM keys WHERE k = 'deadlock'"), 1);
   EXPECT_TRUE(ep_.errors().empty());
   EXPECT_EQ(runs_, 2);
 }

@@ -5,6 +5,8 @@
 
 #include "pg_cluster.hpp"
 
+#include <libpq-fe.h>
+
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -159,6 +161,70 @@ TEST_F(postgres_test, a_commit_after_a_failed_statement_throws_instead_of_lookin
   }
   EXPECT_FALSE(hook);
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM t"), 1);
+}
+
+// Raises an error with SQLSTATE `code` on `db`, as a deadlock or a refusal would.
+void raise(pg::connection& db, const std::string& code) {
+  db.exec("DO $$ BEGIN RAISE EXCEPTION 'raised' USING ERRCODE = '" + code + "'; END $$");
+}
+
+// A statement refused because the transaction is aborted (25P02), after the caller caught the
+// storage trouble that aborted it, reports that trouble; after a refusal it stays a refusal, and
+// once a savepoint's rollback ended the aborted state the trouble is forgotten.
+TEST_F(postgres_test, a_statement_after_caught_storage_trouble_reports_that_trouble) {
+  const auto after_caught = [&](const std::string& code) {
+    try {
+      raise(db, code);
+    } catch (const pg::error& e) {
+      EXPECT_EQ(e.sqlstate(), code);
+    }
+    try {
+      db.query_int64("SELECT 1");
+      ADD_FAILURE() << "a statement ran in an aborted transaction";
+      return std::string();
+    } catch (const pg::error& e) {
+      return e.sqlstate() + (e.storage_failure() ? " storage" : " refusal");
+    }
+  };
+  {
+    pg::transaction tx(db);
+    EXPECT_EQ(after_caught("40P01"), "40P01 storage");  // a deadlock
+  }
+  {
+    pg::transaction tx(db);
+    EXPECT_EQ(after_caught("22012"), "25P02 refusal");  // a division by zero
+  }
+  {
+    pg::transaction tx(db);
+    {
+      pg::transaction inner(db);
+      try {
+        raise(db, "40001");  // a serialization failure, rolled back with its savepoint
+      } catch (const pg::error&) {
+      }
+    }
+    EXPECT_EQ(after_caught("22012"), "25P02 refusal");
+  }
+  {
+    pg::transaction tx(db);
+    {
+      pg::transaction inner(db);
+      try {
+        raise(db, "40001");
+      } catch (const pg::error&) {
+      }
+    }
+    EXPECT_EQ(db.query_int64("SELECT 1"), 1);  // after the savepoint's rollback: not aborted
+    // Aborted by a statement the connection did not see (libpq used directly): a refusal.
+    PQclear(PQexec(db.native(), "SELECT 1 / 0"));
+    try {
+      db.query_int64("SELECT 1");
+      ADD_FAILURE() << "a statement ran in an aborted transaction";
+    } catch (const pg::error& e) {
+      EXPECT_EQ(e.sqlstate(), "25P02") << e.what();
+    }
+  }
+  EXPECT_EQ(db.query_int64("SELECT 1"), 1);
 }
 
 TEST_F(postgres_test, an_unflushed_transaction_commits_and_leaves_the_session_synchronous) {

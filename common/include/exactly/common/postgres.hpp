@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 struct pg_conn;
@@ -36,6 +37,8 @@ namespace exactly::pg {
 const boost::system::error_category& postgres_category() noexcept;
 
 // A failed PostgreSQL call with its SQLSTATE; "08006" when the connection is down or was lost.
+// A statement the open transaction refuses because storage trouble that the caller caught
+// aborted it (25P02) carries that trouble's SQLSTATE, so it reads as storage trouble too.
 class error : public storage_error {
  public:
   error(std::string_view sqlstate, const std::string& what, bool deferred = false);
@@ -253,6 +256,11 @@ class connection {
   // A round trip broke off in the open transaction: nothing more runs on the connection until
   // ensure_connected() resets it, once the transaction has unwound.
   bool broken_ = false;
+  // The SQLSTATE and message of the storage trouble (a deadlock, a lock timeout, ...) that
+  // failed a statement of the open transaction, until a statement succeeds or the transaction
+  // ends: a later statement refused because the transaction is aborted (25P02), after the caller
+  // caught that error, is reported as it.
+  std::optional<std::pair<std::string, std::string>> aborted_by_;
   int depth_ = 0;
   std::unique_ptr<detail::commit_hooks> hooks_;
   std::unique_ptr<detail::commit_tallies> tallies_;
