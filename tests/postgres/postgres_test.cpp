@@ -206,6 +206,7 @@ TEST_F(postgres_test, a_statement_after_caught_storage_trouble_reports_that_trou
     EXPECT_EQ(after_caught("22012"), "25P02 refusal");
   }
   {
+    pg_conn* const raw = db.native();  // taken before: using it later forgets nothing
     pg::transaction tx(db);
     {
       pg::transaction inner(db);
@@ -216,7 +217,23 @@ TEST_F(postgres_test, a_statement_after_caught_storage_trouble_reports_that_trou
     }
     EXPECT_EQ(db.query_int64("SELECT 1"), 1);  // after the savepoint's rollback: not aborted
     // Aborted by a statement the connection did not see (libpq used directly): a refusal.
-    PQclear(PQexec(db.native(), "SELECT 1 / 0"));
+    PQclear(PQexec(raw, "SELECT 1 / 0"));
+    try {
+      db.query_int64("SELECT 1");
+      ADD_FAILURE() << "a statement ran in an aborted transaction";
+    } catch (const pg::error& e) {
+      EXPECT_EQ(e.sqlstate(), "25P02") << e.what();
+    }
+  }
+  {
+    // libpq reached through native() after caught trouble may have run anything: the trouble is
+    // forgotten, and what the transaction refuses then is a refusal.
+    pg::transaction tx(db);
+    try {
+      raise(db, "40P01");
+    } catch (const pg::error&) {
+    }
+    PQclear(PQexec(db.native(), "SELECT 1"));
     try {
       db.query_int64("SELECT 1");
       ADD_FAILURE() << "a statement ran in an aborted transaction";

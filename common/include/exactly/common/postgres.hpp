@@ -38,7 +38,8 @@ const boost::system::error_category& postgres_category() noexcept;
 
 // A failed PostgreSQL call with its SQLSTATE; "08006" when the connection is down or was lost.
 // A statement the open transaction refuses because storage trouble that the caller caught
-// aborted it (25P02) carries that trouble's SQLSTATE, so it reads as storage trouble too.
+// aborted it (25P02) carries that trouble's SQLSTATE, so it reads as storage trouble too (a
+// COMMIT answered with ROLLBACK is "40000", whatever aborted the transaction).
 class error : public storage_error {
  public:
   error(std::string_view sqlstate, const std::string& what, bool deferred = false);
@@ -207,8 +208,12 @@ class connection {
   // throws error (storage failure) while PostgreSQL stays unreachable.
   void ensure_connected();
   // libpq's connection, for what this class does not wrap; it must not run statements while any
-  // are deferred (they would run after it).
-  pg_conn* native() const { return conn_; }
+  // are deferred (they would run after it). Storage trouble remembered for a later 25P02 (see
+  // error) is forgotten: what runs through it is unseen here.
+  pg_conn* native() const {
+    aborted_by_.reset();
+    return conn_;
+  }
 
  private:
   result run(std::string_view sql, std::vector<param> params);
@@ -260,7 +265,7 @@ class connection {
   // failed a statement of the open transaction, until a statement succeeds or the transaction
   // ends: a later statement refused because the transaction is aborted (25P02), after the caller
   // caught that error, is reported as it.
-  std::optional<std::pair<std::string, std::string>> aborted_by_;
+  mutable std::optional<std::pair<std::string, std::string>> aborted_by_;
   int depth_ = 0;
   std::unique_ptr<detail::commit_hooks> hooks_;
   std::unique_ptr<detail::commit_tallies> tallies_;
