@@ -1,7 +1,8 @@
 // Route logic that locks rows of its own in crossing order, on two connections of one connector:
 // PostgreSQL breaks the deadlock by failing one of the two transactions. That POST answers 503
 // and nothing of its execution stays; the other commits; the refused one, sent again, executes
-// once. Counted in the route's own table and in the rows it updates.
+// once. Counted in the route's own table and in the rows it updates. A deadlock the logic
+// swallowed answers 503 the same way.
 #include <pg_cluster.hpp>
 
 #include <exactly/common/postgres.hpp>
@@ -98,6 +99,39 @@ TEST(storage_lanes_deadlock,
   EXPECT_EQ(db.query_int64("SELECT count(*) FROM transfers"), 2);
   EXPECT_EQ(db.query_int64("SELECT n FROM accounts WHERE name = 'a'"), 2);
   EXPECT_EQ(db.query_int64("SELECT n FROM accounts WHERE name = 'b'"), 2);
+}
+
+// Route logic that catches a deadlock without a savepoint of its own and returns as if nothing
+// had happened: the transaction is aborted, so the POST's own writes fail, and they report the
+// deadlock. The POST answers 503 with nothing of it kept, and runs once when sent again.
+TEST(storage_lanes_deadlock, a_deadlock_the_logic_swallowed_answers_503_and_runs_once_later) {
+  server::connector_options co;
+  co.postgres = pg::options{test_cluster().fresh_schema()};
+  server::connector c(co);
+  c.storage(0).exec("CREATE TABLE transfers (id TEXT PRIMARY KEY)");
+  int runs = 0;
+  c.route<transfer>(transfer_route, parse_transfer, [&](server::session<transfer>& s) {
+    if (++runs == 1) {
+      try {
+        s.pg().exec("DO $$ BEGIN RAISE EXCEPTION 'deadlock' USING ERRCODE = '40P01'; END $$");
+      } catch (const pg::error&) {
+        return server::stored_response{200, "text/plain", "moved"};  // as if it had not failed
+      }
+    }
+    s.pg().execute("INSERT INTO transfers VALUES ($1)", s.id().to_string());
+    return server::stored_response{200, "text/plain", "moved"};
+  });
+  const std::string id = request_id::mint().to_string();
+  ASSERT_EQ(c.handle({verb::put, transfer_route, id, "alice", "text/plain", "a-then-b"}).status,
+            201u);
+  const auto refused = c.handle({verb::post, transfer_route, id, "alice", "", ""});
+  EXPECT_EQ(refused.status, 503u) << refused.body;
+  EXPECT_EQ(refused.problem, errc::storage_unavailable);
+  const auto again = c.handle({verb::post, transfer_route, id, "alice", "", ""});
+  EXPECT_EQ(again.status, 200u) << again.body;
+  EXPECT_EQ(again.outcome, "executed");
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(c.storage(0).query_int64("SELECT count(*) FROM transfers"), 1);
 }
 
 }  // namespace
