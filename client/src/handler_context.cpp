@@ -5,7 +5,6 @@
 #include <exactly/common/request_id.hpp>
 #include <exactly/common/sqlite.hpp>
 
-#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include <stdexcept>
@@ -21,8 +20,7 @@ void detail::expect_transaction_open(const database& db) {
                         " or a conflict clause ROLLBACK) and the handler went on");
   // On PostgreSQL the transaction is gone when the connection broke under a handler that caught
   // the error: storage trouble, charged to no message. Otherwise the handler ended it itself.
-  const pg::connection& pg = db.as_postgres();
-  if (!pg.connected() || PQstatus(pg.native()) != CONNECTION_OK)
+  if (db.as_postgres().lost())
     throw pg::error("08006",
                     "the connection to PostgreSQL was lost under the handler, which "
                     "caught the error and went on");

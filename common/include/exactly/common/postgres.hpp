@@ -5,7 +5,7 @@
 // Thread-safety: a connection belongs to one thread at a time; connected() may be read anywhere.
 
 #include <exactly/common/durability.hpp>
-#include <exactly/common/storage_error.hpp>
+#include <exactly/common/postgres_error.hpp>
 
 #include <array>
 #include <atomic>
@@ -32,29 +32,6 @@ class commit_tallies;
 }  // namespace exactly::detail
 
 namespace exactly::pg {
-
-// Category of SQLSTATE codes (each packed into an int as PostgreSQL's MAKE_SQLSTATE does).
-const boost::system::error_category& postgres_category() noexcept;
-
-// A failed PostgreSQL call with its SQLSTATE; "08006" when the connection is down or was lost.
-// A statement the open transaction refuses because storage trouble that the caller caught
-// aborted it (25P02) carries that trouble's SQLSTATE, so it reads as storage trouble too (a
-// COMMIT answered with ROLLBACK is "40000", whatever aborted the transaction).
-class error : public storage_error {
- public:
-  error(std::string_view sqlstate, const std::string& what, bool deferred = false);
-  const std::string& sqlstate() const noexcept { return sqlstate_; }
-  // Connection (class 08), resources (53), shut down (57), system (58), transaction rollback
-  // (40: serialization failure, deadlock), lock not available (55P03), read-only (25006).
-  bool storage_failure() const noexcept override;
-  // A unique or primary key constraint was violated (23505).
-  bool unique_violation() const noexcept { return sqlstate_ == "23505"; }
-  bool from_deferred_write() const noexcept override { return deferred_; }
-
- private:
-  std::string sqlstate_;
-  bool deferred_;
-};
 
 // The sums of a transaction's tallies (connection::tally), by slot.
 using tally_totals = std::array<std::int64_t, 8>;
@@ -207,13 +184,12 @@ class connection {
   // Outside a transaction: reconnects if the connection was lost and its backoff has passed;
   // throws error (storage failure) while PostgreSQL stays unreachable.
   void ensure_connected();
+  // Whether the connection is down now: connected() false, or libpq's own status bad. Its thread.
+  bool lost() const;
   // libpq's connection, for what this class does not wrap; it must not run statements while any
   // are deferred (they would run after it). Storage trouble remembered for a later 25P02 (see
   // error) is forgotten: what runs through it is unseen here.
-  pg_conn* native() const {
-    aborted_by_.reset();
-    return conn_;
-  }
+  pg_conn* native() const;
 
  private:
   result run(std::string_view sql, std::vector<param> params);
