@@ -11,8 +11,10 @@ queue_store::queue_store(database db)
                                         : make_pg_queue_engine(db.as_postgres())) {}
 
 bool queue_store::enqueue(std::string_view endpoint, const message& m, std::int64_t now_ms) {
-  return impl_->enqueue(
+  const bool appended = impl_->enqueue(
       endpoint, m.id.empty() ? request_id::mint_monotonic(now_ms).to_string() : m.id, m, now_ms);
+  appended_ += appended ? 1 : 0;
+  return appended;
 }
 
 void queue_store::enqueue_failed(std::string_view endpoint, const message& m,

@@ -123,10 +123,14 @@ class queue_store {
   }
   // Messages in `endpoint`'s queue.
   std::int64_t queued(std::string_view endpoint) { return impl_->queued(endpoint); }
+  // How many messages enqueue() appended through this store, in transactions committed or not:
+  // a change says that some may be due now.
+  std::uint64_t appended() const { return appended_; }
 
  private:
   database db_;
   std::unique_ptr<queue_engine> impl_;
+  std::uint64_t appended_ = 0;
 };
 
 }  // namespace exactly::client

@@ -127,12 +127,13 @@ void runtime::run_worker(role r) {
     }
     std::size_t done = 0;
     bool threw = false;
+    bool queued = false;  // a publishing turn committed messages for the handlers
     // Each batch and publishing turn apart: one that fails (rolled back whole, tried again after
-    // a pause) does not keep the worker's other endpoints from running.
+    // a pause) does not keep the worker's other endpoints from running. True if it committed.
     const auto turn = [&](const auto& run) {
       try {
         done += run();
-        return;
+        return true;
       } catch (const storage_error& e) {  // storage busy or failing, or a write refused
         const auto now = std::chrono::steady_clock::now();
         if (!storage_logged || now - *storage_logged >= std::chrono::seconds(10)) {
@@ -147,12 +148,18 @@ void runtime::run_worker(role r) {
                       e.what());
       }
       threw = true;
+      return false;
     };
     for (auto& ep : endpoints) {
       if (r != role::publisher)
         turn([&] { return ep->process_due(opts_.batch); });
-      if (r != role::handlers)
-        turn([&] { return ep->publish_due(opts_.batch); });
+      if (r != role::handlers) {
+        // Follow-ups queued with their POST's answer, and messages the follow-ups run in the
+        // turn sent.
+        const std::uint64_t appended = core_of(*ep).queues.appended();
+        queued |= turn([&] { return ep->publish_due(opts_.batch); }) &&
+                  core_of(*ep).queues.appended() != appended;
+      }
     }
     // Committed steps for the publishers, and messages handlers sent for the other handlers'
     // workers: no idle wait for them. A batch that threw may have committed some of its messages
@@ -164,6 +171,14 @@ void runtime::run_worker(role r) {
         ++publish_wakes_;
         if (done > 0)
           ++notified_;
+      }
+      wake_.notify_all();
+    }
+    // And the messages a publisher committed for the handlers' workers.
+    if (queued && r == role::publisher) {
+      {
+        std::lock_guard lock(mutex_);
+        ++notified_;
       }
       wake_.notify_all();
     }

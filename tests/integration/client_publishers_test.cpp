@@ -1,6 +1,7 @@
 // The publishers of one runtime over SQLite, where due steps are read outside the write lock:
-// each step is sent by one of them, counted by the requests that reached the transport; and they
-// are woken for the steps a failed batch committed.
+// each step is sent by one of them, counted by the requests that reached the transport; they are
+// woken for the steps a failed batch committed, and wake the handlers for the follow-ups they
+// queue.
 #include <counting_transport.hpp>
 #include <echo_server.hpp>
 
@@ -9,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -32,12 +34,15 @@ class client_publishers : public ::testing::Test {
   client_publishers() { conn_.exec("CREATE TABLE billed (message_id TEXT NOT NULL)"); }
 
   std::int64_t count(const char* sql) { return conn_.query_int64(sql).value_or(-1); }
-  // The "billing" endpoint on `wdb`: "bill" invokes the echo server after `pause`, and its
-  // follow-up "billed" records its message id.
+  // The "billing" endpoint on `wdb` with `opts` (the counting transport unless one is given):
+  // "bill" invokes the echo server after `pause`, and its follow-up "billed" records its message
+  // id.
   std::unique_ptr<client::endpoint> billing(sqlite::connection& wdb,
-                                            std::chrono::milliseconds pause = {}) {
-    auto ep = std::make_unique<client::endpoint>("billing", wdb,
-                                                 client::endpoint_options{.transport = transport_});
+                                            std::chrono::milliseconds pause = {},
+                                            client::endpoint_options opts = {}) {
+    if (!opts.transport)
+      opts.transport = transport_;
+    auto ep = std::make_unique<client::endpoint>("billing", wdb, std::move(opts));
     ep->on("bill", [url = url_, pause](client::handler_context& ctx) {
       std::this_thread::sleep_for(pause);
       ctx.invoke_http(url, R"({"status":200})", "application/json", {.type = "billed"});
@@ -143,6 +148,62 @@ TEST_F(client_publishers, are_woken_for_what_a_batch_committed_before_it_threw) 
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_GE(refusals, 2);
   EXPECT_LE(refusals, 4);
+  rt.stop();
+}
+
+// Answers its POSTs `delay` late.
+class late_posts final : public client::http_transport {
+ public:
+  late_posts(std::shared_ptr<client::http_transport> inner, std::chrono::milliseconds delay)
+      : inner_(std::move(inner)), delay_(delay) {}
+  client::http_result send(std::string_view method, std::string_view url,
+                           std::string_view content_type, std::string_view body) override {
+    if (method == "POST")
+      std::this_thread::sleep_for(delay_);
+    return inner_->send(method, url, content_type, body);
+  }
+  std::vector<client::http_result> send_all(const std::vector<client::http_call>& calls) override {
+    if (std::any_of(calls.begin(), calls.end(),
+                    [](const client::http_call& c) { return c.method == "POST"; }))
+      std::this_thread::sleep_for(delay_);
+    return inner_->send_all(calls);
+  }
+  std::future<client::http_result> start(const client::http_call& call) override {
+    return inner_->start(call);  // the PUTs of a handler
+  }
+  void check_url(std::string_view url) const override { inner_->check_url(url); }
+
+ private:
+  std::shared_ptr<client::http_transport> inner_;
+  std::chrono::milliseconds delay_;
+};
+
+// A publisher that queues the follow-up with its POST's answer (follow_up_with_post_answer off)
+// wakes the handlers' worker, whose idle poll (30 s) would otherwise hold the follow-up back.
+TEST_F(client_publishers, wake_the_handlers_for_the_follow_ups_they_queue) {
+  {
+    database_transaction tx(db_);
+    client::send_in_transaction(db_, "billing", {.id = "bill-1", .type = "bill"});
+    tx.commit();
+  }
+  // The POST answered 300 ms late: by then the handlers' worker, its batch committed and its next
+  // turn finding nothing due, waits out its idle poll.
+  const auto late = std::make_shared<late_posts>(transport_, std::chrono::milliseconds(300));
+  client::runtime rt(
+      path_, {},
+      [&](sqlite::connection& wdb) {
+        std::vector<std::unique_ptr<client::endpoint>> eps;
+        eps.push_back(billing(wdb, {}, {.transport = late, .follow_up_with_post_answer = false}));
+        return eps;
+      },
+      {.workers = 1, .idle_poll = std::chrono::seconds(30), .batch = 8, .publishers = 1});
+  rt.start();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (count("SELECT count(*) FROM billed") < 1 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(count("SELECT count(*) FROM billed"), 1) << "the handlers' worker was not woken";
+  EXPECT_EQ(server_.executions_total(), 1);
+  EXPECT_EQ(transport_->posts().size(), 1u);
   rt.stop();
 }
 
