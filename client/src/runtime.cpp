@@ -127,7 +127,6 @@ void runtime::run_worker(role r) {
     }
     std::size_t done = 0;
     bool threw = false;
-    bool queued = false;  // a publishing turn committed messages for the handlers
     // Each batch and publishing turn apart: one that fails (rolled back whole, tried again after
     // a pause) does not keep the worker's other endpoints from running. True if it committed.
     const auto turn = [&](const auto& run) {
@@ -150,38 +149,33 @@ void runtime::run_worker(role r) {
       threw = true;
       return false;
     };
+    const auto wake = [this](bool handlers, bool publishers) {
+      {
+        std::lock_guard lock(mutex_);
+        notified_ += handlers ? 1 : 0;
+        publish_wakes_ += publishers ? 1 : 0;
+      }
+      wake_.notify_all();
+    };
     for (auto& ep : endpoints) {
       if (r != role::publisher)
         turn([&] { return ep->process_due(opts_.batch); });
       if (r != role::handlers) {
         // Follow-ups queued with their POST's answer, and messages the follow-ups run in the
-        // turn sent.
+        // turn sent (counted also when rolled back since: one wake too many), are the handlers'
+        // workers' at once, before the next endpoint's requests go out.
         const std::uint64_t appended = core_of(*ep).queues.appended();
-        queued |= turn([&] { return ep->publish_due(opts_.batch); }) &&
-                  core_of(*ep).queues.appended() != appended;
+        if (turn([&] { return ep->publish_due(opts_.batch); }) && r == role::publisher &&
+            core_of(*ep).queues.appended() != appended)
+          wake(true, false);
       }
     }
     // Committed steps for the publishers, and messages handlers sent for the other handlers'
     // workers: no idle wait for them. A batch that threw may have committed some of its messages
     // alone first (process_due): the publishers are woken, the other handlers' workers only when
     // this turn committed something, so that workers failing together still pause.
-    if ((done > 0 || threw) && r == role::handlers) {
-      {
-        std::lock_guard lock(mutex_);
-        ++publish_wakes_;
-        if (done > 0)
-          ++notified_;
-      }
-      wake_.notify_all();
-    }
-    // And the messages a publisher committed for the handlers' workers.
-    if (queued && r == role::publisher) {
-      {
-        std::lock_guard lock(mutex_);
-        ++notified_;
-      }
-      wake_.notify_all();
-    }
+    if ((done > 0 || threw) && r == role::handlers)
+      wake(done > 0, true);
     if (done == 0) {
       std::unique_lock lock(mutex_);
       wake_.wait_for(lock, opts_.idle_poll, [&] {

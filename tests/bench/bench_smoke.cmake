@@ -1,7 +1,20 @@
 # A short exactly-bench run whose JSON must hold, for every scenario asked for, a positive ops/s,
 # no errors and no client that completed nothing, and a positive median for every ratio named.
-#   cmake -DBENCH=<exactly-bench> -DJSON=<file> -DSCENARIOS=a,b -DRATIOS=x/y,... [-DARGS=--x,1] -P <this>
+#   cmake -DBENCH=<exactly-bench> -DJSON=<file> -DSCENARIOS=a,b -DRATIOS=x/y,... [-DARGS=--x,1]
+#         [-DMEMORY_DIR=<tmpfs>] -P <this>
+# MEMORY_DIR: the databases go there (TMPDIR) when it has 512 MiB free, else on the disk.
 cmake_minimum_required(VERSION 3.22)
+if(MEMORY_DIR)
+  execute_process(COMMAND df -Pk ${MEMORY_DIR} OUTPUT_VARIABLE df RESULT_VARIABLE df_status
+                  ERROR_QUIET)
+  string(REGEX MATCH "[0-9]+ +[0-9]+ +([0-9]+) +[0-9]+%" row "${df}")
+  if(df_status EQUAL 0 AND CMAKE_MATCH_1 GREATER_EQUAL 524288)
+    set(ENV{TMPDIR} ${MEMORY_DIR})
+    message(STATUS "databases in ${MEMORY_DIR}")
+  else()
+    message(STATUS "databases on the disk: ${MEMORY_DIR} has not 512 MiB free")
+  endif()
+endif()
 string(REPLACE "," ";" wanted "${SCENARIOS}")
 string(REPLACE "," ";" extra "${ARGS}")
 execute_process(

@@ -91,7 +91,7 @@ class runtime {
   std::exception_ptr setup_error_;
   int ready_ = 0;
   // notify() calls, handlers-only workers' turns that committed and publishers' turns that
-  // committed messages for the handlers, for idle handlers' workers to wake on.
+  // queued messages for the handlers, for idle handlers' workers to wake on.
   std::uint64_t notified_ = 0;
   // notify() calls and handlers-only workers' turns that committed or threw, for publishers.
   std::uint64_t publish_wakes_ = 0;
