@@ -126,8 +126,8 @@ TEST_F(client_publishers, are_woken_for_what_a_batch_committed_before_it_threw) 
       [&](sqlite::connection& wdb) {
         std::vector<std::unique_ptr<client::endpoint>> eps;
         // The publisher's first turn, which finds nothing due, ends long before "bill" commits
-        // (in the batch, then alone); the publisher then waits out its idle poll.
-        eps.push_back(billing(wdb, std::chrono::milliseconds(300)));
+        // (in the batch, then alone: two seconds); the publisher then waits out its idle poll.
+        eps.push_back(billing(wdb, std::chrono::milliseconds(1000)));
         eps[0]->on("refuse", [&refusals](client::handler_context& ctx) {
           ++refusals;
           ctx.db().exec("INSERT INTO refused VALUES (1)");
@@ -180,7 +180,7 @@ class late_posts final : public client::http_transport {
 };
 
 // One "bill" through a runtime of one handlers' worker and one publisher whose idle poll is 30 s,
-// its POST answered 300 ms late: by then the handlers' worker, its batch committed and its next
+// its POST answered 1 s late: by then the handlers' worker, its batch committed and its next
 // turn finding nothing due, waits out that poll unless the publisher wakes it. `adjust` sets up
 // the endpoint made by billing(); true once `sql` counts 1, within 15 s.
 bool one_bill_reaches(client_publishers& t, const std::function<void(client::endpoint&)>& adjust,
@@ -190,7 +190,7 @@ bool one_bill_reaches(client_publishers& t, const std::function<void(client::end
     client::send_in_transaction(t.db_, "billing", {.id = "bill-1", .type = "bill"});
     tx.commit();
   }
-  opts.transport = std::make_shared<late_posts>(t.transport_, std::chrono::milliseconds(300));
+  opts.transport = std::make_shared<late_posts>(t.transport_, std::chrono::milliseconds(1000));
   client::runtime rt(
       t.path_, {},
       [&](sqlite::connection& wdb) {
