@@ -128,7 +128,7 @@ void runtime::run_worker(role r) {
     std::size_t done = 0;
     bool threw = false;
     // Each batch and publishing turn apart: one that fails (rolled back whole, tried again after
-    // a pause) does not keep the worker's other endpoints from running. True if it committed.
+    // a pause) does not keep the worker's other endpoints from running. False if it threw.
     const auto turn = [&](const auto& run) {
       try {
         done += run();
