@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <thread>
+#include <utility>
 
 namespace exactly::bench {
 
@@ -35,10 +37,12 @@ struct step_clock {
 };
 
 // Runs `op(slot)` in `concurrency` threads for the warm-up, then measures for `seconds`; the
-// server figures add up the processes of `servers`.
+// server figures add up the processes of `servers`. `wal`, when given, reads PostgreSQL's count
+// of WAL syncs and their milliseconds so far, for the measured time's.
 template <class Op>
 figures measure(const std::string& name, int concurrency, const settings& s,
-                const std::vector<pid_t>& servers, Op op) {
+                const std::vector<pid_t>& servers, Op op,
+                const std::function<std::pair<long, double>()>& wal = {}) {
   std::atomic<int> phase{0};  // 0 warm-up, 1 measuring, 2 stop
   std::vector<std::vector<double>> lat(concurrency);
   std::vector<long> errors(concurrency, 0);
@@ -68,6 +72,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
     bench::reset_peak_rss(p);
   bench::reset_peak_rss(getpid());
   const double server_cpu0 = server_cpu_seconds(), client_cpu0 = bench::cpu_seconds(getpid());
+  const std::pair<long, double> wal0 = wal ? wal() : std::pair<long, double>{};
   const auto t0 = clock_type::now();
   phase = 1;
   if constexpr (requires { op.steps; })
@@ -77,6 +82,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   if constexpr (requires { op.steps; })
     op.steps->on = false;
   const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
+  const std::pair<long, double> wal1 = wal ? wal() : std::pair<long, double>{};
   const double server_cpu = server_cpu_seconds() - server_cpu0;
   const double client_cpu = bench::cpu_seconds(getpid()) - client_cpu0;
   for (auto& t : threads)
@@ -104,6 +110,10 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   f.client_peak_rss_kib = bench::peak_rss_kib(getpid());
   if constexpr (requires { op.steps; })
     f.step_ms = op.steps->means();
+  if (wal) {
+    f.wal_syncs = wal1.first - wal0.first;
+    f.wal_sync_ms = wal1.second - wal0.second;
+  }
   return f;
 }
 

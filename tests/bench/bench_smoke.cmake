@@ -1,8 +1,10 @@
 # A short exactly-bench run whose JSON must hold, for every scenario asked for, a positive ops/s,
 # no errors and no client that completed nothing, and a positive median for every ratio named.
 #   cmake -DBENCH=<exactly-bench> -DJSON=<file> -DSCENARIOS=a,b -DRATIOS=x/y,... [-DARGS=--x,1]
-#         [-DMEMORY_DIR=<tmpfs>] -P <this>
+#         [-DMEMORY_DIR=<tmpfs>] [-DWAL_SYNCS=ON] -P <this>
 # MEMORY_DIR: the databases go there (TMPDIR) when it has 512 MiB free, else on the disk.
+# WAL_SYNCS (PostgreSQL on a slow disk): every scenario also counted PostgreSQL's WAL syncs, and
+# their time, in its measured time.
 cmake_minimum_required(VERSION 3.22)
 if(MEMORY_DIR)
   execute_process(COMMAND df -Pk ${MEMORY_DIR} OUTPUT_VARIABLE df RESULT_VARIABLE df_status
@@ -36,6 +38,14 @@ foreach(i RANGE ${last})
   string(JSON fewest GET "${out}" results ${i} fewest_slot_ops)
   if(NOT ops GREATER 0 OR NOT errors EQUAL 0 OR NOT fewest GREATER 0)
     message(FATAL_ERROR "${name}: ${ops} ops/s, ${errors} errors, ${fewest} ops by one client")
+  endif()
+  if(WAL_SYNCS)
+    string(JSON syncs GET "${out}" results ${i} postgres_wal_syncs)
+    string(JSON sync_ms GET "${out}" results ${i} postgres_wal_sync_ms)
+    if(NOT syncs GREATER 0 OR NOT sync_ms GREATER 0)
+      message(FATAL_ERROR "${name}: ${syncs} WAL syncs of ${sync_ms} ms in the measured time")
+    endif()
+    message(STATUS "${name}: ${syncs} WAL syncs, ${sync_ms} ms")
   endif()
   list(APPEND seen ${name})
 endforeach()

@@ -60,6 +60,9 @@ struct figures {
   double server_cpu_per_op_ms = 0, client_cpu_per_op_ms = 0;
   std::int64_t server_peak_rss_kib = 0, client_peak_rss_kib = 0;
   std::vector<std::pair<std::string, double>> step_ms{};  // wire: each request's mean latency
+  // PostgreSQL's WAL syncs in the measured time, and the milliseconds they took (-1: not read).
+  long wal_syncs = -1;
+  double wal_sync_ms = 0;
 };
 
 // The value at fraction `p` of `sorted` (0 when it is empty).
@@ -87,7 +90,9 @@ inline nlohmann::json to_json(const figures& f) {
           {"client_cpu_ms_per_op", f.client_cpu_per_op_ms},
           {"server_peak_rss_kib", f.server_peak_rss_kib},
           {"client_peak_rss_kib", f.client_peak_rss_kib},
-          {"mean_ms_per_request", steps}};
+          {"mean_ms_per_request", steps},
+          {"postgres_wal_syncs", f.wal_syncs},
+          {"postgres_wal_sync_ms", f.wal_sync_ms}};
 }
 
 }  // namespace exactly::bench

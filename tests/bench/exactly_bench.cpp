@@ -61,7 +61,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <optional>
+#include <utility>
 
 using namespace exactly;
 using namespace exactly::bench;
@@ -333,6 +335,16 @@ int main(int argc, char** argv) {
   };
   std::vector<figures> all;
   std::vector<int> round_of;  // all[i] was measured in round round_of[i]
+  // PostgreSQL's WAL syncs so far, read around each scenario's measured time.
+  std::optional<pg::connection> stats;
+  std::function<std::pair<long, double>()> wal;
+  if (cluster) {
+    stats.emplace(pg::options{.conninfo = cluster->conninfo()});
+    wal = [&stats] {
+      const wal_syncs w = read_wal_syncs(*stats);
+      return std::pair<long, double>{w.syncs, w.ms};
+    };
+  }
   for (int round = 0; round < rounds; ++round) {
     for (int c : concurrency) {
       for (const std::string& name : scenarios) {
@@ -361,13 +373,13 @@ int main(int argc, char** argv) {
                             : name == "outbox-idempotency-key" ? e2e_way::outbox_idempotency_key
                             : name == "outbox-wire"            ? e2e_way::outbox_wire
                                                                : e2e_way::outbox_three_exchanges);
-          f = measure(name, c, s, pids, e2e_op{&driver});
+          f = measure(name, c, s, pids, e2e_op{&driver}, wal);
         } else {
           const int kind = name == "plain"                            ? 0
                            : name == "idempotency-key"                ? 1
                            : name == "idempotency-key-four-exchanges" ? 3
                                                                       : 2;
-          f = measure(name, c, s, pids, http_op{ports, kind});
+          f = measure(name, c, s, pids, http_op{ports, kind}, wal);
         }
         std::printf("%-30s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
                     name.c_str(), c, f.ops_per_s, f.p50_ms, f.p99_ms, f.p999_ms, f.errors,
@@ -378,6 +390,13 @@ int main(int argc, char** argv) {
           std::printf("%-30s", "  mean ms per request:");
           for (const auto& [verb, ms] : f.step_ms)
             std::printf(" %s %.2f", verb.c_str(), ms);
+          std::printf("\n");
+        }
+        if (f.wal_syncs > 0) {  // the operations each sync carried, and how busy the WAL's were
+          std::printf("%-30s %ld, %.1f ops a sync", "  PostgreSQL's WAL syncs:", f.wal_syncs,
+                      static_cast<double>(f.ops) / static_cast<double>(f.wal_syncs));
+          if (f.wal_sync_ms > 0)
+            std::printf(", syncing %.0f %% of the time", f.wal_sync_ms / (10 * s.seconds));
           std::printf("\n");
         }
         std::fflush(stdout);
