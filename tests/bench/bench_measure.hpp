@@ -38,7 +38,7 @@ struct step_clock {
 
 // Runs `op(slot)` in `concurrency` threads for the warm-up, then measures for `seconds`; the
 // server figures add up the processes of `servers`. `wal`, when given, reads PostgreSQL's count
-// of WAL syncs and their milliseconds so far, for the measured time's.
+// of WAL syncs and their milliseconds so far ({-1, 0}: not read), for the measured time's.
 template <class Op>
 figures measure(const std::string& name, int concurrency, const settings& s,
                 const std::vector<pid_t>& servers, Op op,
@@ -110,7 +110,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   f.client_peak_rss_kib = bench::peak_rss_kib(getpid());
   if constexpr (requires { op.steps; })
     f.step_ms = op.steps->means();
-  if (wal) {
+  if (wal && wal0.first >= 0 && wal1.first >= 0) {
     f.wal_syncs = wal1.first - wal0.first;
     f.wal_sync_ms = wal1.second - wal0.second;
   }

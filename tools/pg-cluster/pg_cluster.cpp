@@ -78,9 +78,9 @@ void pg_ctl_start(const std::string& dir, const std::string& log, int port,
 
 pg_cluster::pg_cluster() {
   const std::string bindir = server_bindir();
-  char tmpl[] = "/tmp/exactly-pg-XXXXXX";
-  if (!::mkdtemp(tmpl))
-    throw std::runtime_error("mkdtemp failed");
+  std::string tmpl = (std::filesystem::temp_directory_path() / "exactly-pg-XXXXXX").string();
+  if (!::mkdtemp(tmpl.data()))
+    throw std::runtime_error("mkdtemp " + tmpl + " failed");
   dir_ = tmpl;
   if (running_as_root()) {
     const passwd* pw = ::getpwnam("postgres");

@@ -9,7 +9,8 @@ namespace exactly::tools {
 
 class pg_cluster {
  public:
-  // Creates and starts a new cluster. Throws std::runtime_error on failure.
+  // Creates and starts a new cluster in a new directory under TMPDIR (else /tmp). Throws
+  // std::runtime_error on failure.
   pg_cluster();
   // Adopts the running cluster described by `info_file` (written by write_info()); it is left
   // running at destruction.
