@@ -10,7 +10,6 @@
 #include <atomic>
 #include <functional>
 #include <thread>
-#include <utility>
 
 namespace exactly::bench {
 
@@ -38,11 +37,11 @@ struct step_clock {
 
 // Runs `op(slot)` in `concurrency` threads for the warm-up, then measures for `seconds`; the
 // server figures add up the processes of `servers`. `wal`, when given, reads PostgreSQL's count
-// of WAL syncs and their milliseconds so far ({-1, 0}: not read), for the measured time's.
+// of WAL syncs and their milliseconds so far (syncs -1: not read), for the measured time's.
 template <class Op>
 figures measure(const std::string& name, int concurrency, const settings& s,
                 const std::vector<pid_t>& servers, Op op,
-                const std::function<std::pair<long, double>()>& wal = {}) {
+                const std::function<wal_syncs()>& wal = {}) {
   std::atomic<int> phase{0};  // 0 warm-up, 1 measuring, 2 stop
   std::vector<std::vector<double>> lat(concurrency);
   std::vector<long> errors(concurrency, 0);
@@ -72,7 +71,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
     bench::reset_peak_rss(p);
   bench::reset_peak_rss(getpid());
   const double server_cpu0 = server_cpu_seconds(), client_cpu0 = bench::cpu_seconds(getpid());
-  const std::pair<long, double> wal0 = wal ? wal() : std::pair<long, double>{};
+  const wal_syncs wal0 = wal ? wal() : wal_syncs{-1, 0};
   const auto t0 = clock_type::now();
   phase = 1;
   if constexpr (requires { op.steps; })
@@ -82,7 +81,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   if constexpr (requires { op.steps; })
     op.steps->on = false;
   const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
-  const std::pair<long, double> wal1 = wal ? wal() : std::pair<long, double>{};
+  const wal_syncs wal1 = wal ? wal() : wal_syncs{-1, 0};
   const double server_cpu = server_cpu_seconds() - server_cpu0;
   const double client_cpu = bench::cpu_seconds(getpid()) - client_cpu0;
   for (auto& t : threads)
@@ -110,9 +109,9 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   f.client_peak_rss_kib = bench::peak_rss_kib(getpid());
   if constexpr (requires { op.steps; })
     f.step_ms = op.steps->means();
-  if (wal && wal0.first >= 0 && wal1.first >= 0) {
-    f.wal_syncs = wal1.first - wal0.first;
-    f.wal_sync_ms = wal1.second - wal0.second;
+  if (wal0.syncs >= 0 && wal1.syncs >= 0) {
+    f.wal_syncs = wal1.syncs - wal0.syncs;
+    f.wal_sync_ms = wal1.ms - wal0.ms;
   }
   return f;
 }

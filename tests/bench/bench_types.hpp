@@ -51,6 +51,12 @@ struct settings {
   int wal_pages = sqlite::options{}.checkpoint_pages;
 };
 
+// PostgreSQL's count of WAL syncs and the milliseconds they took (pg_stat_wal); syncs -1: not read.
+struct wal_syncs {
+  long syncs;
+  double ms;
+};
+
 struct figures {
   std::string scenario;
   int concurrency = 0;

@@ -63,7 +63,6 @@
 #include <fstream>
 #include <functional>
 #include <optional>
-#include <utility>
 
 using namespace exactly;
 using namespace exactly::bench;
@@ -337,13 +336,12 @@ int main(int argc, char** argv) {
   std::vector<int> round_of;  // all[i] was measured in round round_of[i]
   // PostgreSQL's WAL syncs so far, read around each scenario's measured time.
   std::optional<pg::connection> stats;
-  std::function<std::pair<long, double>()> wal;
+  std::function<wal_syncs()> wal;
   if (cluster) {
     stats.emplace(pg::options{.conninfo = cluster->conninfo()});
-    wal = [&stats]() -> std::pair<long, double> {
+    wal = [&stats]() -> wal_syncs {
       try {
-        const wal_syncs w = read_wal_syncs(*stats);
-        return {w.syncs, w.ms};
+        return read_wal_syncs(*stats);
       } catch (const std::exception& e) {  // the scenario's other figures still count
         std::fprintf(stderr, "exactly-bench: pg_stat_wal not read: %s\n", e.what());
         return {-1, 0};

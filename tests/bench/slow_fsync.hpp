@@ -4,6 +4,8 @@
 // server loaded it, and the WAL syncs PostgreSQL counted and timed (pg_stat_wal, with
 // track_wal_io_timing on).
 
+#include "bench_types.hpp"
+
 #include <pg_cluster.hpp>
 
 #include <exactly/common/postgres.hpp>
@@ -29,10 +31,6 @@ inline bool slow_fsync_loaded(const test::pg_cluster& cluster) {
 }
 
 // The WAL syncs since the last pg_stat_reset_shared('wal'), and the milliseconds they took.
-struct wal_syncs {
-  long syncs;
-  double ms;
-};
 inline wal_syncs read_wal_syncs(pg::connection& db) {
   const pg::result wal = db.query("SELECT wal_sync, wal_sync_time FROM pg_stat_wal");
   return {std::stol(wal.text(0, 0)), std::stod(wal.text(0, 1))};

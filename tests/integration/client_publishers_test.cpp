@@ -31,7 +31,7 @@ echo_server_config roomy() {
 // An echo server, a transport counting the requests that reached it, and a client database file
 // whose "billed" table the "billing" endpoint's follow-up handler fills.
 class client_publishers : public ::testing::Test {
- public:
+ protected:
   client_publishers() { conn_.exec("CREATE TABLE billed (message_id TEXT NOT NULL)"); }
 
   std::int64_t count(const char* sql) { return conn_.query_int64(sql).value_or(-1); }
@@ -53,6 +53,13 @@ class client_publishers : public ::testing::Test {
     });
     return ep;
   }
+
+  // One "bill" through a runtime of one handlers' worker and one publisher whose idle poll is
+  // 30 s, its POST answered 1 s late: by then the handlers' worker, its batch committed and its
+  // next turn finding nothing due, waits out that poll unless the publisher wakes it. `adjust`
+  // sets up the endpoint made by billing(); true once `sql` counts 1, within 15 s.
+  bool one_bill_reaches(const std::function<void(client::endpoint&)>& adjust,
+                        client::endpoint_options opts, const char* sql);
 
   echo_server server_{roomy()};
   const std::string url_ = echo_url(server_.port());
@@ -179,43 +186,38 @@ class late_posts final : public client::http_transport {
   std::chrono::milliseconds delay_;
 };
 
-// One "bill" through a runtime of one handlers' worker and one publisher whose idle poll is 30 s,
-// its POST answered 1 s late: by then the handlers' worker, its batch committed and its next
-// turn finding nothing due, waits out that poll unless the publisher wakes it. `adjust` sets up
-// the endpoint made by billing(); true once `sql` counts 1, within 15 s.
-bool one_bill_reaches(client_publishers& t, const std::function<void(client::endpoint&)>& adjust,
-                      client::endpoint_options opts, const char* sql) {
+bool client_publishers::one_bill_reaches(const std::function<void(client::endpoint&)>& adjust,
+                                         client::endpoint_options opts, const char* sql) {
   {
-    database_transaction tx(t.db_);
-    client::send_in_transaction(t.db_, "billing", {.id = "bill-1", .type = "bill"});
+    database_transaction tx(db_);
+    client::send_in_transaction(db_, "billing", {.id = "bill-1", .type = "bill"});
     tx.commit();
   }
-  opts.transport = std::make_shared<late_posts>(t.transport_, std::chrono::milliseconds(1000));
+  opts.transport = std::make_shared<late_posts>(transport_, std::chrono::milliseconds(1000));
   client::runtime rt(
-      t.path_, {},
+      path_, {},
       [&](sqlite::connection& wdb) {
         std::vector<std::unique_ptr<client::endpoint>> eps;
-        eps.push_back(t.billing(wdb, {}, opts));
+        eps.push_back(billing(wdb, {}, opts));
         adjust(*eps[0]);
         return eps;
       },
       {.workers = 1, .idle_poll = std::chrono::seconds(30), .batch = 8, .publishers = 1});
   rt.start();
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-  while (t.count(sql) < 1 && std::chrono::steady_clock::now() < until)
+  while (count(sql) < 1 && std::chrono::steady_clock::now() < until)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   rt.stop();
-  EXPECT_EQ(t.server_.executions_total(), 1);
-  EXPECT_EQ(t.transport_->posts().size(), 1u);
-  return t.count(sql) == 1;
+  EXPECT_EQ(server_.executions_total(), 1);
+  EXPECT_EQ(transport_->posts().size(), 1u);
+  return count(sql) == 1;
 }
 
 // A publisher that queues the follow-up with its POST's answer (follow_up_with_post_answer off)
 // wakes the handlers' worker for it.
 TEST_F(client_publishers, wake_the_handlers_for_the_follow_ups_they_queue) {
-  EXPECT_TRUE(one_bill_reaches(
-      *this, [](client::endpoint&) {}, {.follow_up_with_post_answer = false},
-      "SELECT count(*) FROM billed"))
+  EXPECT_TRUE(one_bill_reaches([](client::endpoint&) {}, {.follow_up_with_post_answer = false},
+                               "SELECT count(*) FROM billed"))
       << "the handlers' worker was not woken";
 }
 
@@ -231,7 +233,7 @@ TEST_F(client_publishers, wake_the_handlers_for_what_the_follow_ups_they_run_sen
       ctx.db().prepare("INSERT INTO receipts VALUES (?)").bind(1, ctx.incoming().id).run();
     });
   };
-  EXPECT_TRUE(one_bill_reaches(*this, adjust, {}, "SELECT count(*) FROM receipts"))
+  EXPECT_TRUE(one_bill_reaches(adjust, {}, "SELECT count(*) FROM receipts"))
       << "the handlers' worker was not woken";
 }
 
