@@ -1,10 +1,11 @@
 # A short exactly-bench run whose JSON must hold, for every scenario asked for, a positive ops/s,
 # no errors and no client that completed nothing, and a positive median for every ratio named.
 #   cmake -DBENCH=<exactly-bench> -DJSON=<file> -DSCENARIOS=a,b -DRATIOS=x/y,... [-DARGS=--x,1]
-#         [-DMEMORY_DIR=<tmpfs>] [-DWAL_SYNCS=ON] -P <this>
+#         [-DMEMORY_DIR=<tmpfs>] [-DWAL_SYNCS=ON] [-DMIN_P50_MS=N] -P <this>
 # MEMORY_DIR: the databases go there (TMPDIR) when it has 512 MiB free, else on the disk.
 # WAL_SYNCS (PostgreSQL on a slow disk): every scenario also counted PostgreSQL's WAL syncs, and
 # their time, in its measured time.
+# MIN_P50_MS: every scenario's median latency is at least this (a delay on the way).
 cmake_minimum_required(VERSION 3.22)
 if(MEMORY_DIR)
   execute_process(COMMAND df -Pk ${MEMORY_DIR} OUTPUT_VARIABLE df RESULT_VARIABLE df_status
@@ -47,6 +48,13 @@ foreach(i RANGE ${last})
       message(FATAL_ERROR "${name}: ${syncs} WAL syncs of ${sync_ms} ms in the measured time")
     endif()
     message(STATUS "${name}: ${syncs} WAL syncs, ${sync_ms} ms")
+  endif()
+  if(MIN_P50_MS)
+    string(JSON p50 GET "${out}" results ${i} p50_ms)
+    if(p50 LESS MIN_P50_MS)
+      message(FATAL_ERROR "${name}: p50 ${p50} ms, under ${MIN_P50_MS} ms")
+    endif()
+    message(STATUS "${name}: p50 ${p50} ms")
   endif()
   list(APPEND seen ${name})
 endforeach()

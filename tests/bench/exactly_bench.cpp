@@ -179,6 +179,11 @@ int main(int argc, char** argv) {
                  "PostgreSQL a network away: every byte to and from it takes this much longer "
                  "each way (a proxy on loopback)")
       ->check(CLI::NonNegativeNumber);
+  long http_delay_us = 0;
+  app.add_option("--http-delay-us", http_delay_us,
+                 "e2e and the outbox scenarios: their client a network away from the server, "
+                 "every byte each way this much later (a proxy on loopback)")
+      ->check(CLI::NonNegativeNumber);
   std::vector<std::string> postgres_settings;
   app.add_option("--postgres-setting", postgres_settings,
                  "with --engine postgres: NAME=VALUE set on the cluster before the run (ALTER "
@@ -287,6 +292,7 @@ int main(int argc, char** argv) {
               {"fsync_delay_us", s.fsync_delay_us},
               {"wal_pages", engine == "postgres" ? json() : json(s.wal_pages)},
               {"postgres_delay_us", postgres_delay_us},
+              {"http_delay_us", http_delay_us},
               {"postgres_settings", postgres_settings},
               {"engine", engine},
               {"server_instances", s.instances},
@@ -325,6 +331,11 @@ int main(int argc, char** argv) {
     std::printf(
         "every byte to and from PostgreSQL takes %ld us longer each way (--postgres-delay-us)\n",
         postgres_delay_us);
+  if (http_delay_us > 0)
+    std::printf(
+        "every byte between the e2e and outbox clients and the server takes %ld us longer "
+        "each way (--http-delay-us)\n",
+        http_delay_us);
   std::printf("%-30s %5s %9s %8s %8s %8s %6s %10s %10s %10s %10s\n", "scenario", "conc", "ops/s",
               "p50 ms", "p99 ms", "p99.9 ms", "errors", "srv cpu/op", "cli cpu/op", "srv peak",
               "cli peak");
@@ -371,7 +382,10 @@ int main(int argc, char** argv) {
         }
         figures f;
         if (name == "e2e" || name.starts_with("outbox-")) {
-          e2e_driver driver(dir.path(), ports[0], c, s,
+          std::optional<bench::latency_proxy> http_network;  // the client a network away
+          if (http_delay_us > 0)
+            http_network.emplace(ports[0], std::chrono::microseconds(http_delay_us));
+          e2e_driver driver(dir.path(), http_network ? http_network->port() : ports[0], c, s,
                             name == "e2e"                      ? e2e_way::invoke_http
                             : name == "outbox-idempotency-key" ? e2e_way::outbox_idempotency_key
                             : name == "outbox-wire"            ? e2e_way::outbox_wire

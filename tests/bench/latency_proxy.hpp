@@ -1,6 +1,7 @@
 #pragma once
-// A TCP proxy on loopback that holds every byte for a fixed time each way: PostgreSQL as far as a
-// network away (exactly-bench --postgres-delay-us), where each round trip costs its latency.
+// A TCP proxy on loopback that holds every byte for a fixed time each way: PostgreSQL, or the
+// server of e2e and the outbox scenarios, as far as a network away (exactly-bench
+// --postgres-delay-us, --http-delay-us), where each round trip costs its latency.
 
 #include <chrono>
 #include <cstdint>
