@@ -182,7 +182,8 @@ int main(int argc, char** argv) {
   long http_delay_us = 0;
   app.add_option("--http-delay-us", http_delay_us,
                  "e2e and the outbox scenarios: their client a network away from the server, "
-                 "every byte each way this much later (a proxy on loopback)")
+                 "every byte each way this much later (a proxy on loopback; the other "
+                 "scenarios are not delayed)")
       ->check(CLI::NonNegativeNumber);
   std::vector<std::string> postgres_settings;
   app.add_option("--postgres-setting", postgres_settings,
@@ -265,6 +266,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "%s\n", e.what());
       return 2;
     }
+  }
+  if (http_delay_us > 0 && long_run_cycles > 0) {
+    std::fprintf(stderr, "--http-delay-us delays no --long-run\n");
+    return 2;
   }
   std::optional<bench::latency_proxy> network;
   if (postgres_delay_us > 0) {
