@@ -37,11 +37,11 @@ struct step_clock {
 
 // Runs `op(slot)` in `concurrency` threads for the warm-up, then measures for `seconds`; the
 // server figures add up the processes of `servers`. `wal`, when given, reads PostgreSQL's count
-// of WAL syncs and their milliseconds so far (syncs -1: not read), for the measured time's.
+// of WAL syncs and their milliseconds so far (nullopt: not read), for the measured time's.
 template <class Op>
 figures measure(const std::string& name, int concurrency, const settings& s,
                 const std::vector<pid_t>& servers, Op op,
-                const std::function<wal_syncs()>& wal = {}) {
+                const std::function<std::optional<wal_syncs>()>& wal = {}) {
   std::atomic<int> phase{0};  // 0 warm-up, 1 measuring, 2 stop
   std::vector<std::vector<double>> lat(concurrency);
   std::vector<long> errors(concurrency, 0);
@@ -71,7 +71,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
     bench::reset_peak_rss(p);
   bench::reset_peak_rss(getpid());
   const double server_cpu0 = server_cpu_seconds(), client_cpu0 = bench::cpu_seconds(getpid());
-  const wal_syncs wal0 = wal ? wal() : wal_syncs{-1, 0};
+  const std::optional<wal_syncs> wal0 = wal ? wal() : std::nullopt;
   const auto t0 = clock_type::now();
   phase = 1;
   if constexpr (requires { op.steps; })
@@ -81,7 +81,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   if constexpr (requires { op.steps; })
     op.steps->on = false;
   const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
-  const wal_syncs wal1 = wal ? wal() : wal_syncs{-1, 0};
+  const std::optional<wal_syncs> wal1 = wal ? wal() : std::nullopt;
   const double server_cpu = server_cpu_seconds() - server_cpu0;
   const double client_cpu = bench::cpu_seconds(getpid()) - client_cpu0;
   for (auto& t : threads)
@@ -109,10 +109,8 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   f.client_peak_rss_kib = bench::peak_rss_kib(getpid());
   if constexpr (requires { op.steps; })
     f.step_ms = op.steps->means();
-  if (wal0.syncs >= 0 && wal1.syncs >= 0) {
-    f.wal_syncs = wal1.syncs - wal0.syncs;
-    f.wal_sync_ms = wal1.ms - wal0.ms;
-  }
+  if (wal0 && wal1)
+    f.wal = wal_syncs{wal1->syncs - wal0->syncs, wal1->ms - wal0->ms};
   return f;
 }
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,7 +52,7 @@ struct settings {
   int wal_pages = sqlite::options{}.checkpoint_pages;
 };
 
-// PostgreSQL's count of WAL syncs and the milliseconds they took (pg_stat_wal); syncs -1: not read.
+// PostgreSQL's count of WAL syncs and the milliseconds they took (pg_stat_wal).
 struct wal_syncs {
   long syncs;
   double ms;
@@ -67,9 +68,8 @@ struct figures {
   std::int64_t server_peak_rss_kib = 0, client_peak_rss_kib = 0;
   std::vector<std::pair<std::string, double>> step_ms{};  // wire: each request's mean latency
   // PostgreSQL's WAL syncs in the measured time (the whole cluster's: the servers', the e2e
-  // client's, PostgreSQL's own), and the milliseconds they took; -1: not read.
-  long wal_syncs = -1;
-  double wal_sync_ms = 0;
+  // client's, PostgreSQL's own), and the milliseconds they took; nullopt: not read.
+  std::optional<wal_syncs> wal{};
 };
 
 // The value at fraction `p` of `sorted` (0 when it is empty).
@@ -84,23 +84,22 @@ inline nlohmann::json to_json(const figures& f) {
   nlohmann::json steps = nlohmann::json::object();
   for (const auto& [verb, ms] : f.step_ms)
     steps[verb] = ms;
-  return {
-      {"scenario", f.scenario},
-      {"concurrency", f.concurrency},
-      {"ops_per_s", f.ops_per_s},
-      {"ops", f.ops},
-      {"errors", f.errors},
-      {"fewest_slot_ops", f.fewest_slot_ops},
-      {"p50_ms", f.p50_ms},
-      {"p99_ms", f.p99_ms},
-      {"p999_ms", f.p999_ms},
-      {"server_cpu_ms_per_op", f.server_cpu_per_op_ms},
-      {"client_cpu_ms_per_op", f.client_cpu_per_op_ms},
-      {"server_peak_rss_kib", f.server_peak_rss_kib},
-      {"client_peak_rss_kib", f.client_peak_rss_kib},
-      {"mean_ms_per_request", steps},
-      {"postgres_wal_syncs", f.wal_syncs < 0 ? nlohmann::json() : nlohmann::json(f.wal_syncs)},
-      {"postgres_wal_sync_ms", f.wal_syncs < 0 ? nlohmann::json() : nlohmann::json(f.wal_sync_ms)}};
+  return {{"scenario", f.scenario},
+          {"concurrency", f.concurrency},
+          {"ops_per_s", f.ops_per_s},
+          {"ops", f.ops},
+          {"errors", f.errors},
+          {"fewest_slot_ops", f.fewest_slot_ops},
+          {"p50_ms", f.p50_ms},
+          {"p99_ms", f.p99_ms},
+          {"p999_ms", f.p999_ms},
+          {"server_cpu_ms_per_op", f.server_cpu_per_op_ms},
+          {"client_cpu_ms_per_op", f.client_cpu_per_op_ms},
+          {"server_peak_rss_kib", f.server_peak_rss_kib},
+          {"client_peak_rss_kib", f.client_peak_rss_kib},
+          {"mean_ms_per_request", steps},
+          {"postgres_wal_syncs", f.wal ? nlohmann::json(f.wal->syncs) : nlohmann::json()},
+          {"postgres_wal_sync_ms", f.wal ? nlohmann::json(f.wal->ms) : nlohmann::json()}};
 }
 
 }  // namespace exactly::bench

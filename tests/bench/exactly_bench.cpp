@@ -352,15 +352,15 @@ int main(int argc, char** argv) {
   std::vector<int> round_of;  // all[i] was measured in round round_of[i]
   // PostgreSQL's WAL syncs so far, read around each scenario's measured time.
   std::optional<pg::connection> stats;
-  std::function<wal_syncs()> wal;
+  std::function<std::optional<wal_syncs>()> wal;
   if (cluster) {
     stats.emplace(pg::options{.conninfo = cluster->conninfo()});
-    wal = [&stats]() -> wal_syncs {
+    wal = [&stats]() -> std::optional<wal_syncs> {
       try {
         return read_wal_syncs(*stats);
       } catch (const std::exception& e) {  // the scenario's other figures still count
         std::fprintf(stderr, "exactly-bench: pg_stat_wal not read: %s\n", e.what());
-        return {-1, 0};
+        return std::nullopt;
       }
     };
   }
@@ -414,11 +414,11 @@ int main(int argc, char** argv) {
             std::printf(" %s %.2f", verb.c_str(), ms);
           std::printf("\n");
         }
-        if (f.wal_syncs > 0) {  // the operations a sync of the cluster carried, and how busy
-          std::printf("%-30s %ld, %.1f ops a sync", "  PostgreSQL's WAL syncs:", f.wal_syncs,
-                      static_cast<double>(f.ops) / static_cast<double>(f.wal_syncs));
-          if (f.wal_sync_ms > 0)
-            std::printf(", syncing %.0f %% of the time", f.wal_sync_ms / (10 * s.seconds));
+        if (f.wal && f.wal->syncs > 0) {  // the operations a sync carried, and how busy
+          std::printf("%-30s %ld, %.1f ops a sync", "  PostgreSQL's WAL syncs:", f.wal->syncs,
+                      static_cast<double>(f.ops) / static_cast<double>(f.wal->syncs));
+          if (f.wal->ms > 0)
+            std::printf(", syncing %.0f %% of the time", f.wal->ms / (10 * s.seconds));
           std::printf("\n");
         }
         std::fflush(stdout);
