@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+
+extern char** environ;
 
 namespace exactly::server {
 namespace {
@@ -46,22 +50,22 @@ run_result admin(const std::vector<std::string>& args) {
   const fs::path dir = fs::temp_directory_path() / ("admin-run-" + request_id::mint().to_string());
   fs::create_directories(dir);
   const std::string out = (dir / "out").string(), err = (dir / "err").string();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    std::vector<char*> argv;
-    std::string bin = EXACTLY_ADMIN;
-    argv.push_back(bin.data());
-    std::vector<std::string> copy = args;
-    for (auto& a : copy)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
-  }
+  // posix_spawn: an in-process server's threads may hold a lock a forked copy would need.
+  std::string bin = EXACTLY_ADMIN;
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv{bin.data()};
+  for (auto& a : copy)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  pid_t pid = -1;
+  const int spawned = ::posix_spawn(&pid, bin.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0)
+    throw std::runtime_error("cannot start " + bin);
   int st = 0;
   ::waitpid(pid, &st, 0);
   run_result r{WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out), slurp(err)};

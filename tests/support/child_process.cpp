@@ -1,12 +1,21 @@
 #include "child_process.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
+
+extern char** environ;
 
 namespace exactly::test {
 
@@ -30,38 +39,83 @@ captured_run run_captured(const std::string& command) {
   return r;
 }
 
+namespace {
+
+// `environ` with EXACTLY_CRASH_AT=`crash_at` in place of any it had (nothing added when empty).
+std::vector<std::string> environment_with_crash_at(const std::string& crash_at) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (!std::string_view(*e).starts_with("EXACTLY_CRASH_AT="))
+      env.emplace_back(*e);
+  }
+  if (!crash_at.empty())
+    env.push_back("EXACTLY_CRASH_AT=" + crash_at);
+  return env;
+}
+
+// The first line `fd` gives within `timeout` (without its line end); nullopt at its end or once
+// the time is up.
+std::optional<std::string> first_line_of(int fd, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string line;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0)
+      return std::nullopt;
+    char c = 0;
+    const ssize_t n = ::read(fd, &c, 1);
+    if (n <= 0)
+      return std::nullopt;
+    if (c == '\n')
+      break;
+    line += c;
+  }
+  while (!line.empty() && line.back() == '\r')
+    line.pop_back();
+  return line;
+}
+
+}  // namespace
+
 child_process::child_process(const std::vector<std::string>& argv, const std::string& crash_at,
                              bool wait_for_line) {
+  // Everything the child needs is made here: the tests start children while other threads run,
+  // and a forked copy of the process must not allocate (a lock another thread held at the fork
+  // stays held in it). posix_spawn does no more than dup2 and exec in the child.
+  std::vector<std::string> env = environment_with_crash_at(crash_at);
+  std::vector<char*> args, envp;
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (std::string& e : env)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
+
   int out[2];
-  if (pipe(out) != 0)
+  if (::pipe2(out, O_CLOEXEC) != 0)  // no other child inherits either end
     throw std::runtime_error("pipe");
-  pid_ = fork();
-  if (pid_ == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    close(out[0]);
-    close(out[1]);
-    if (!crash_at.empty())
-      setenv("EXACTLY_CRASH_AT", crash_at.c_str(), 1);
-    std::vector<char*> args;
-    for (const std::string& a : argv)
-      args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  const int spawned = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out[1]);
+  if (spawned != 0) {
+    ::close(out[0]);
+    pid_ = -1;
+    throw std::runtime_error(argv[0] + ": cannot start it: " + std::strerror(spawned));
   }
-  close(out[1]);
-  FILE* f = fdopen(out[0], "r");
-  if (wait_for_line) {
-    char line[256] = {};
-    if (!fgets(line, sizeof line, f)) {
-      fclose(f);
-      throw std::runtime_error(argv[0] + " printed nothing");
-    }
-    first_line_ = line;
-    while (!first_line_.empty() && (first_line_.back() == '\n' || first_line_.back() == '\r'))
-      first_line_.pop_back();
+  std::optional<std::string> line;
+  if (wait_for_line)
+    line = first_line_of(out[0], std::chrono::seconds(60));
+  ::close(out[0]);  // later output goes nowhere; children print only their first line on stdout
+  if (wait_for_line && !line) {
+    kill_hard();
+    throw std::runtime_error(argv[0] + " ended, or printed no line within 60 s");
   }
-  fclose(f);  // later output goes nowhere; children print only their first line on stdout
+  first_line_ = line.value_or("");
 }
 
 child_process::~child_process() {

@@ -25,7 +25,8 @@ class child_process {
  public:
   // Starts argv[0] with the arguments; with `wait_for_line`, returns once the child printed its
   // first line on stdout (see first_line(), without its line end). Throws std::runtime_error if it
-  // cannot start.
+  // cannot start, or ends or prints no line within 60 s (the child is killed then). Safe while
+  // other threads run (posix_spawn: nothing is allocated in the child).
   child_process(const std::vector<std::string>& argv, const std::string& crash_at = "",
                 bool wait_for_line = false);
   ~child_process();  // SIGKILLs a child still running

@@ -30,14 +30,15 @@ std::string service::start(std::chrono::milliseconds timeout) {
   const int log = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (out < 0 || log < 0)
     throw std::runtime_error("cannot open the output files of " + name_);
+  // Made before the fork: a forked copy of a process with threads must not allocate.
+  std::vector<char*> args;
+  for (const std::string& a : argv_)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
   pid_ = fork();
   if (pid_ == 0) {
     dup2(out, STDOUT_FILENO);
     dup2(log, STDERR_FILENO);
-    std::vector<char*> args;
-    for (const std::string& a : argv_)
-      args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
     execv(args[0], args.data());
     _exit(127);
   }
