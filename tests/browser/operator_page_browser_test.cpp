@@ -62,7 +62,7 @@ std::string dump_dom(const std::string& url, const std::filesystem::path& work) 
   envp.push_back(nullptr);
 
   int out[2];
-  if (::pipe(out) != 0)
+  if (::pipe2(out, O_CLOEXEC) != 0)  // no other child inherits it
     throw std::runtime_error("pipe failed");
   const pid_t pid = ::fork();
   if (pid < 0)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -64,8 +65,10 @@ run_result admin(const std::vector<std::string>& args) {
   pid_t pid = -1;
   const int spawned = ::posix_spawn(&pid, bin.c_str(), &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0)
-    throw std::runtime_error("cannot start " + bin);
+  if (spawned != 0) {
+    fs::remove_all(dir);
+    throw std::runtime_error("cannot start " + bin + ": " + std::strerror(spawned));
+  }
   int st = 0;
   ::waitpid(pid, &st, 0);
   run_result r{WIFEXITED(st) ? WEXITSTATUS(st) : 128, slurp(out), slurp(err)};

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
+#include <thread>
 
 extern char** environ;
 
@@ -53,34 +55,46 @@ std::vector<std::string> environment_with_crash_at(const std::string& crash_at) 
   return env;
 }
 
-// The first line `fd` gives within `timeout` (without its line end); nullopt at its end or once
-// the time is up.
-std::optional<std::string> first_line_of(int fd, std::chrono::milliseconds timeout) {
+// What came of waiting for a child's first line.
+struct line_read {
+  std::optional<std::string> line;  // without its line end; nullopt if none came
+  bool ended = false;               // the child closed its stdout first
+};
+
+// The first line `fd` gives within `timeout`; a line over 64 KiB counts as none.
+line_read first_line_of(int fd, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::string line;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || line.size() > 64 * 1024)
+      return {};
     pollfd p{fd, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0)
-      return std::nullopt;
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR)
+      continue;  // a signal handler ran (exactly-bench has some): the deadline still holds
+    if (ready <= 0)
+      return {};
     char c = 0;
     const ssize_t n = ::read(fd, &c, 1);
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n <= 0)
-      return std::nullopt;
+      return {.line = std::nullopt, .ended = true};
     if (c == '\n')
       break;
     line += c;
   }
   while (!line.empty() && line.back() == '\r')
     line.pop_back();
-  return line;
+  return {.line = std::move(line)};
 }
 
 }  // namespace
 
 child_process::child_process(const std::vector<std::string>& argv, const std::string& crash_at,
-                             bool wait_for_line) {
+                             bool wait_for_line, std::chrono::milliseconds line_timeout) {
   // Everything the child needs is made here: the tests start children while other threads run,
   // and a forked copy of the process must not allocate (a lock another thread held at the fork
   // stays held in it). posix_spawn does no more than dup2 and exec in the child.
@@ -95,27 +109,51 @@ child_process::child_process(const std::vector<std::string>& argv, const std::st
 
   int out[2];
   if (::pipe2(out, O_CLOEXEC) != 0)  // no other child inherits either end
-    throw std::runtime_error("pipe");
+    throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
   posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  const int spawned = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
+  int spawned = posix_spawn_file_actions_init(&actions);
+  if (spawned == 0) {
+    spawned = posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    if (spawned == 0)
+      spawned = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+  }
   ::close(out[1]);
   if (spawned != 0) {
     ::close(out[0]);
     pid_ = -1;
     throw std::runtime_error(argv[0] + ": cannot start it: " + std::strerror(spawned));
   }
-  std::optional<std::string> line;
-  if (wait_for_line)
-    line = first_line_of(out[0], std::chrono::seconds(60));
-  ::close(out[0]);  // later output goes nowhere; children print only their first line on stdout
-  if (wait_for_line && !line) {
+  line_read read;
+  try {
+    if (wait_for_line)
+      read = first_line_of(out[0], line_timeout);
+  } catch (...) {
+    ::close(out[0]);
     kill_hard();
-    throw std::runtime_error(argv[0] + " ended, or printed no line within 60 s");
+    throw;
   }
-  first_line_ = line.value_or("");
+  ::close(out[0]);  // later output goes nowhere; children print only their first line on stdout
+  if (wait_for_line && !read.line) {
+    if (read.ended) {
+      // It closed its stdout, and is given 2 s to exit before it is killed.
+      for (int i = 0; i < 200; ++i) {
+        siginfo_t info{};
+        if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+            info.si_pid != 0)
+          break;  // it has exited (still to be reaped), or cannot be waited for
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      ::kill(pid_, SIGKILL);  // nothing if it has exited: it is reaped with its own status
+      const int status = wait_exit();
+      throw std::runtime_error(argv[0] + " ended (status " + std::to_string(status) +
+                               ") before printing a line");
+    }
+    kill_hard();
+    throw std::runtime_error(argv[0] + " printed no line within " +
+                             std::to_string(line_timeout.count()) + " ms (killed)");
+  }
+  first_line_ = read.line.value_or("");
 }
 
 child_process::~child_process() {

@@ -1,8 +1,10 @@
 #pragma once
-// A program of the build started as a child process, optionally with EXACTLY_CRASH_AT set.
+// A program of the build started as a child process, with EXACTLY_CRASH_AT set when asked and
+// removed from what it inherits otherwise.
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,10 +27,11 @@ class child_process {
  public:
   // Starts argv[0] with the arguments; with `wait_for_line`, returns once the child printed its
   // first line on stdout (see first_line(), without its line end). Throws std::runtime_error if it
-  // cannot start, or ends or prints no line within 60 s (the child is killed then). Safe while
-  // other threads run (posix_spawn: nothing is allocated in the child).
+  // cannot start, or ends or prints no line within `line_timeout` (the child is killed and reaped
+  // then). Safe while other threads run (posix_spawn: nothing is allocated in the child).
   child_process(const std::vector<std::string>& argv, const std::string& crash_at = "",
-                bool wait_for_line = false);
+                bool wait_for_line = false,
+                std::chrono::milliseconds line_timeout = std::chrono::seconds(60));
   ~child_process();  // SIGKILLs a child still running
   child_process(const child_process&) = delete;
   child_process& operator=(const child_process&) = delete;
