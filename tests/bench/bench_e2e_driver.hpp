@@ -1,6 +1,7 @@
 #pragma once
 // exactly-bench's e2e and outbox scenarios: the client runtime, closed loop, against the server.
 
+#include "bench_measure.hpp"
 #include "bench_types.hpp"
 
 #include <exactly/client/endpoint.hpp>
@@ -59,6 +60,9 @@ class e2e_driver {
   slot make_slot(int i) { return {i, 0}; }
   // Queues the slot's next message and waits, 30 s at most, until its follow-up has committed.
   bool operator()(slot& s);
+  // The outbox dispatchers' phases, a batch's exchanges before its POSTs (PUTs or GETs), its
+  // POSTs (with the DELETEs or GETs owed), its COMMIT, and its messages; null for invoke_http.
+  const std::shared_ptr<step_clock>& batch_phases() const { return batches_; }
 
  private:
   struct dispatch_urls {
@@ -121,6 +125,7 @@ class e2e_driver {
   int dispatchers_;  // runtime workers, and the outbox ways' dispatchers
   int batch_;        // messages a worker or dispatcher commits together
   client::put_wait wait_for_put_;
+  std::shared_ptr<step_clock> batches_;
   std::atomic<bool> stop_{false};
   std::thread poller_, injector_;
   std::vector<std::thread> outbox_;
@@ -129,6 +134,7 @@ class e2e_driver {
 // e2e_driver is not copyable; measure() copies nothing but calls through this reference.
 struct e2e_op {
   e2e_driver* d;
+  std::shared_ptr<step_clock> steps = d->batch_phases();
   e2e_driver::slot make_slot(int i) const { return d->make_slot(i); }
   bool operator()(e2e_driver::slot& s) const { return (*d)(s); }
 };

@@ -36,7 +36,9 @@ struct http_slot {
 struct http_op {
   std::vector<std::uint16_t> ports;
   int kind;  // 0 plain, 1 idempotency-key, 2 wire, 3 idempotency-key-four-exchanges
-  std::shared_ptr<step_clock> steps = std::make_shared<step_clock>();
+  std::shared_ptr<step_clock> steps =
+      std::make_shared<step_clock>("mean_ms_per_request", "mean ms per request",
+                                   std::vector<std::string>{"PUT", "POST", "GET", "DELETE"});
   int owners = 1;  // slot i makes its requests as principal i % owners (auth_as)
   http_slot make_slot(int i) const {
     return http_slot(ports[static_cast<std::size_t>(i) % ports.size()], kind == 3, i % owners);
@@ -63,10 +65,9 @@ struct http_op {
              c.request("DELETE", slot.deleted, "", slot.auth).status == 204;
     }
     const std::string path = "/bench/write/" + id;
-    const auto step = [&](int k, const std::string& request_body, unsigned expected) {
+    const auto step = [&](std::size_t k, const std::string& request_body, unsigned expected) {
       const auto begun = clock_type::now();
-      const bool ok =
-          c.request(step_clock::names[k], path, request_body, slot.auth).status == expected;
+      const bool ok = c.request(steps->names[k], path, request_body, slot.auth).status == expected;
       steps->add(k, clock_type::now() - begun);
       return ok;
     };

@@ -9,29 +9,47 @@
 
 #include <atomic>
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace exactly::bench {
 
-// The mean latency of each request of a wire cycle, over the measured time only.
+// The mean time of each named phase, over the measured time only: the requests of a wire
+// cycle, or the exchanges and the COMMIT of an outbox dispatcher's batch. An occurrence may
+// carry a count of items (a batch's messages), reported as the mean of those carried.
 struct step_clock {
-  static constexpr const char* names[4] = {"PUT", "POST", "GET", "DELETE"};
+  static constexpr std::size_t most = 4;
+  // `key` names the figures in the JSON, `label` in the table; at most `most` names.
+  step_clock(std::string key, std::string label, std::vector<std::string> names)
+      : key(std::move(key)), label(std::move(label)), names(std::move(names)) {
+    if (this->names.size() > most)
+      throw std::logic_error("step_clock: more phases than it counts");
+  }
+  const std::string key, label;
+  const std::vector<std::string> names;
   std::atomic<bool> on{false};
-  std::atomic<std::int64_t> us[4]{}, count[4]{};
-  void add(int step, clock_type::duration d) {
+  std::atomic<std::int64_t> us[most]{}, count[most]{}, items{0}, carriers{0};
+  void add(std::size_t step, clock_type::duration d, std::int64_t carried = 0) {
     if (!on.load(std::memory_order_relaxed))
       return;
     us[step] += std::chrono::duration_cast<std::chrono::microseconds>(d).count();
     ++count[step];
-  }
-  std::vector<std::pair<std::string, double>> means() const {
-    std::vector<std::pair<std::string, double>> m;
-    for (int k = 0; k < 4; ++k) {
-      if (count[k] > 0)
-        m.emplace_back(names[k],
-                       static_cast<double>(us[k]) / 1000.0 / static_cast<double>(count[k]));
+    if (carried > 0) {
+      items += carried;
+      ++carriers;
     }
-    return m;
+  }
+  step_figures figures() const {
+    step_figures f{key, label, {}, 0};
+    for (std::size_t k = 0; k < names.size(); ++k) {
+      if (count[k] > 0)
+        f.ms.emplace_back(names[k],
+                          static_cast<double>(us[k]) / 1000.0 / static_cast<double>(count[k]));
+    }
+    if (carriers > 0)
+      f.items = static_cast<double>(items) / static_cast<double>(carriers);
+    return f;
   }
 };
 
@@ -74,12 +92,16 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   const std::optional<wal_syncs> wal0 = wal ? wal() : std::nullopt;
   const auto t0 = clock_type::now();
   phase = 1;
-  if constexpr (requires { op.steps; })
-    op.steps->on = true;
+  if constexpr (requires { op.steps; }) {
+    if (op.steps)
+      op.steps->on = true;
+  }
   std::this_thread::sleep_for(std::chrono::duration<double>(s.seconds));
   phase = 2;
-  if constexpr (requires { op.steps; })
-    op.steps->on = false;
+  if constexpr (requires { op.steps; }) {
+    if (op.steps)
+      op.steps->on = false;
+  }
   const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
   const std::optional<wal_syncs> wal1 = wal ? wal() : std::nullopt;
   const double server_cpu = server_cpu_seconds() - server_cpu0;
@@ -107,8 +129,10 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   for (pid_t p : servers)
     f.server_peak_rss_kib += bench::peak_rss_kib(p);
   f.client_peak_rss_kib = bench::peak_rss_kib(getpid());
-  if constexpr (requires { op.steps; })
-    f.step_ms = op.steps->means();
+  if constexpr (requires { op.steps; }) {
+    if (op.steps)
+      f.steps = op.steps->figures();
+  }
   if (wal0 && wal1)
     f.wal = wal_syncs{wal1->syncs - wal0->syncs, wal1->ms - wal0->ms};
   return f;

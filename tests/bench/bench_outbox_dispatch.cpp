@@ -54,6 +54,12 @@ std::size_t e2e_driver::dispatch_batch(const database& db, client::queue_store& 
       throw std::runtime_error(c.method + " " + c.url + " got " +
                                (r.transport_failed ? r.error : std::to_string(r.status)));
   };
+  auto phase_began = clock_type::now();
+  const auto phase_ended = [&](std::size_t phase, std::int64_t messages = 0) {
+    const auto now_ = clock_type::now();
+    batches_->add(phase, now_ - phase_began, messages);
+    phase_began = now_;
+  };
   std::vector<client::http_call> before;
   for (const client::queued_message& m : due) {
     if (way == e2e_way::outbox_three_exchanges)
@@ -62,6 +68,8 @@ std::size_t e2e_driver::dispatch_batch(const database& db, client::queue_store& 
       before.push_back({"PUT", wire_url(m), "application/json", body, {}});
   }
   const std::vector<client::http_result> put_answers = transport_->send_all(before);
+  if (!before.empty())
+    phase_ended(0);
   for (std::size_t i = 0; i < before.size(); ++i) {
     if (way == e2e_way::outbox_wire)
       expect(before[i], put_answers[i], {201, 200});  // 200: staged by an earlier attempt
@@ -82,6 +90,7 @@ std::size_t e2e_driver::dispatch_batch(const database& db, client::queue_store& 
   for (std::size_t i = due.size(); i < answers.size(); ++i)
     expect(calls[i], answers[i], {calls[i].method == "DELETE" ? 204u : 404u});
   answers.resize(due.size());
+  phase_ended(1);
   std::vector<client::http_call> next;  // owed once this batch has committed
   database_transaction tx(db);
   for (std::size_t i = 0; i < due.size(); ++i) {
@@ -106,6 +115,7 @@ std::size_t e2e_driver::dispatch_batch(const database& db, client::queue_store& 
       q.move_to_errors(m.seq, error, now);
   }
   tx.commit();
+  phase_ended(2, static_cast<std::int64_t>(due.size()));
   owed = std::move(next);
   return due.size();
 }

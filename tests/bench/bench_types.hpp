@@ -58,6 +58,14 @@ struct wal_syncs {
   double ms;
 };
 
+// The mean milliseconds of a scenario's phases (step_clock): a wire cycle's requests, or an
+// outbox dispatcher batch's exchanges and COMMIT, with its mean messages (`items`).
+struct step_figures {
+  std::string key, label;  // the JSON's name for them, the table's
+  std::vector<std::pair<std::string, double>> ms;
+  double items = 0;  // 0: none counted
+};
+
 struct figures {
   std::string scenario;
   int concurrency = 0;
@@ -66,7 +74,7 @@ struct figures {
   long fewest_slot_ops = 0;  // the ops of the client that completed the fewest: 0 = one stalled
   double server_cpu_per_op_ms = 0, client_cpu_per_op_ms = 0;
   std::int64_t server_peak_rss_kib = 0, client_peak_rss_kib = 0;
-  std::vector<std::pair<std::string, double>> step_ms{};  // wire: each request's mean latency
+  std::optional<step_figures> steps{};  // wire's requests, the outbox dispatchers' batches
   // PostgreSQL's WAL syncs in the measured time (the whole cluster's: the servers', the e2e
   // client's, PostgreSQL's own), and the milliseconds they took; nullopt: not read.
   std::optional<wal_syncs> wal{};
@@ -81,25 +89,31 @@ inline double percentile(const std::vector<double>& sorted, double p) {
 
 // One scenario's figures as exactly-bench writes them.
 inline nlohmann::json to_json(const figures& f) {
-  nlohmann::json steps = nlohmann::json::object();
-  for (const auto& [verb, ms] : f.step_ms)
-    steps[verb] = ms;
-  return {{"scenario", f.scenario},
-          {"concurrency", f.concurrency},
-          {"ops_per_s", f.ops_per_s},
-          {"ops", f.ops},
-          {"errors", f.errors},
-          {"fewest_slot_ops", f.fewest_slot_ops},
-          {"p50_ms", f.p50_ms},
-          {"p99_ms", f.p99_ms},
-          {"p999_ms", f.p999_ms},
-          {"server_cpu_ms_per_op", f.server_cpu_per_op_ms},
-          {"client_cpu_ms_per_op", f.client_cpu_per_op_ms},
-          {"server_peak_rss_kib", f.server_peak_rss_kib},
-          {"client_peak_rss_kib", f.client_peak_rss_kib},
-          {"mean_ms_per_request", steps},
-          {"postgres_wal_syncs", f.wal ? nlohmann::json(f.wal->syncs) : nlohmann::json()},
-          {"postgres_wal_sync_ms", f.wal ? nlohmann::json(f.wal->ms) : nlohmann::json()}};
+  nlohmann::json out = {
+      {"scenario", f.scenario},
+      {"concurrency", f.concurrency},
+      {"ops_per_s", f.ops_per_s},
+      {"ops", f.ops},
+      {"errors", f.errors},
+      {"fewest_slot_ops", f.fewest_slot_ops},
+      {"p50_ms", f.p50_ms},
+      {"p99_ms", f.p99_ms},
+      {"p999_ms", f.p999_ms},
+      {"server_cpu_ms_per_op", f.server_cpu_per_op_ms},
+      {"client_cpu_ms_per_op", f.client_cpu_per_op_ms},
+      {"server_peak_rss_kib", f.server_peak_rss_kib},
+      {"client_peak_rss_kib", f.client_peak_rss_kib},
+      {"postgres_wal_syncs", f.wal ? nlohmann::json(f.wal->syncs) : nlohmann::json()},
+      {"postgres_wal_sync_ms", f.wal ? nlohmann::json(f.wal->ms) : nlohmann::json()}};
+  if (f.steps && !f.steps->ms.empty()) {
+    nlohmann::json steps = nlohmann::json::object();
+    for (const auto& [name, ms] : f.steps->ms)
+      steps[name] = ms;
+    if (f.steps->items > 0)
+      steps["messages"] = f.steps->items;
+    out[f.steps->key] = steps;
+  }
+  return out;
 }
 
 }  // namespace exactly::bench

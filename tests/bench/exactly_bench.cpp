@@ -36,8 +36,11 @@
 // process, and the ratios wire/idempotency-key, e2e/idempotency-key,
 // outbox-idempotency-key/idempotency-key, e2e/outbox-idempotency-key, e2e/wire, the ceilings
 // outbox-three-exchanges/outbox-idempotency-key and outbox-three-exchanges/wire, and
-// idempotency-key-four-exchanges/idempotency-key, outbox-wire/wire and e2e/outbox-wire, and with
-// wire-uncounted, wire-uncounted/idempotency-key and wire/wire-uncounted (the median of --rounds).
+// idempotency-key-four-exchanges/idempotency-key, outbox-wire/wire, e2e/outbox-wire and
+// outbox-wire/outbox-idempotency-key (what the protocol's exchanges cost a hand-built outbox), and
+// with wire-uncounted, wire-uncounted/idempotency-key and wire/wire-uncounted (the median of
+// --rounds). Under wire's row the mean time of each request; under an outbox scenario's, of each
+// phase of its dispatchers' batches, and their messages.
 // --long-run N instead runs N wire cycles and samples RSS and database sizes (bench_long_run.hpp).
 // Figures only; no assertions.
 #include "bench_e2e_driver.hpp"
@@ -408,10 +411,12 @@ int main(int argc, char** argv) {
                     f.server_cpu_per_op_ms, f.client_cpu_per_op_ms,
                     static_cast<long long>(f.server_peak_rss_kib / 1024),
                     static_cast<long long>(f.client_peak_rss_kib / 1024));
-        if (!f.step_ms.empty()) {
-          std::printf("%-30s", "  mean ms per request:");
-          for (const auto& [verb, ms] : f.step_ms)
-            std::printf(" %s %.2f", verb.c_str(), ms);
+        if (f.steps && !f.steps->ms.empty()) {
+          std::printf("%-30s", ("  " + f.steps->label + ":").c_str());
+          for (const auto& [step, ms] : f.steps->ms)
+            std::printf(" %s %.2f", step.c_str(), ms);
+          if (f.steps->items > 0)
+            std::printf(", %.1f messages", f.steps->items);
           std::printf("\n");
         }
         if (f.wal && f.wal->syncs > 0) {  // the operations a sync carried, and how busy
@@ -453,6 +458,7 @@ int main(int argc, char** argv) {
         {"idempotency-key-four-exchanges", "idempotency-key"},
         {"outbox-wire", "wire"},
         {"e2e", "outbox-wire"},
+        {"outbox-wire", "outbox-idempotency-key"},
         {"wire-uncounted", "idempotency-key"},
         {"wire", "wire-uncounted"}};
     for (const auto& [name, base] : quotients) {
