@@ -2,6 +2,8 @@
 // that queues the slots' messages, the poller that sees their follow-ups commit.
 #include "bench_e2e_driver.hpp"
 
+#include "timed_transport.hpp"
+
 #include "client/src/pg_text_array.hpp"
 #include "client/src/queue_store.hpp"
 
@@ -42,9 +44,13 @@ e2e_driver::e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency,
     client::queue_store q(c.db());  // creates the runtime's tables before the workers start
   }
   const std::string host = "127.0.0.1:" + std::to_string(port);
-  transport_ =
+  requests_ =
+      std::make_shared<step_clock>("client_mean_ms_per_request", "client's mean ms per request",
+                                   std::vector<std::string>{"PUT", "POST", "GET", "DELETE"});
+  transport_ = std::make_shared<timed_transport>(
       client::make_beast_transport({.keys = {{host, bench_api_key(0)}},
-                                    .max_per_destination = static_cast<std::size_t>(concurrency)});
+                                    .max_per_destination = static_cast<std::size_t>(concurrency)}),
+      requests_);
   const std::string url = "http://" + host + "/bench/write/{id}";
   auto setup = [this, url, way](database c) {
     std::vector<std::unique_ptr<client::endpoint>> eps;
@@ -107,6 +113,12 @@ e2e_driver::~e2e_driver() {
   for (auto& t : outbox_)
     t.join();
   runtime_->stop();
+}
+
+std::vector<std::shared_ptr<step_clock>> e2e_driver::clocks() const {
+  if (batches_)
+    return {requests_, batches_};
+  return {requests_};
 }
 
 bool e2e_driver::operator()(slot& s) {

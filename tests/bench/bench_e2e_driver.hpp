@@ -60,9 +60,10 @@ class e2e_driver {
   slot make_slot(int i) { return {i, 0}; }
   // Queues the slot's next message and waits, 30 s at most, until its follow-up has committed.
   bool operator()(slot& s);
-  // The outbox dispatchers' phases, a batch's exchanges before its POSTs (PUTs or GETs), its
-  // POSTs (with the DELETEs or GETs owed), its COMMIT, and its messages; null for invoke_http.
-  const std::shared_ptr<step_clock>& batch_phases() const { return batches_; }
+  // The mean time of the client's exchanges by method, and for the outbox ways the phases of the
+  // dispatchers' batches: the exchanges before the POSTs (PUTs or GETs), the POSTs (with the
+  // DELETEs or GETs owed), the COMMIT, and the batch's messages.
+  std::vector<std::shared_ptr<step_clock>> clocks() const;
 
  private:
   struct dispatch_urls {
@@ -125,7 +126,8 @@ class e2e_driver {
   int dispatchers_;  // runtime workers, and the outbox ways' dispatchers
   int batch_;        // messages a worker or dispatcher commits together
   client::put_wait wait_for_put_;
-  std::shared_ptr<step_clock> batches_;
+  std::shared_ptr<step_clock> requests_;
+  std::shared_ptr<step_clock> batches_;  // the outbox ways only
   std::atomic<bool> stop_{false};
   std::thread poller_, injector_;
   std::vector<std::thread> outbox_;
@@ -134,7 +136,7 @@ class e2e_driver {
 // e2e_driver is not copyable; measure() copies nothing but calls through this reference.
 struct e2e_op {
   e2e_driver* d;
-  std::shared_ptr<step_clock> steps = d->batch_phases();
+  std::vector<std::shared_ptr<step_clock>> steps = d->clocks();
   e2e_driver::slot make_slot(int i) const { return d->make_slot(i); }
   bool operator()(e2e_driver::slot& s) const { return (*d)(s); }
 };

@@ -36,9 +36,10 @@ struct http_slot {
 struct http_op {
   std::vector<std::uint16_t> ports;
   int kind;  // 0 plain, 1 idempotency-key, 2 wire, 3 idempotency-key-four-exchanges
-  std::shared_ptr<step_clock> steps =
+  std::shared_ptr<step_clock> requests =
       std::make_shared<step_clock>("mean_ms_per_request", "mean ms per request",
                                    std::vector<std::string>{"PUT", "POST", "GET", "DELETE"});
+  std::vector<std::shared_ptr<step_clock>> steps{requests};
   int owners = 1;  // slot i makes its requests as principal i % owners (auth_as)
   http_slot make_slot(int i) const {
     return http_slot(ports[static_cast<std::size_t>(i) % ports.size()], kind == 3, i % owners);
@@ -67,8 +68,9 @@ struct http_op {
     const std::string path = "/bench/write/" + id;
     const auto step = [&](std::size_t k, const std::string& request_body, unsigned expected) {
       const auto begun = clock_type::now();
-      const bool ok = c.request(steps->names[k], path, request_body, slot.auth).status == expected;
-      steps->add(k, clock_type::now() - begun);
+      const bool ok =
+          c.request(requests->names[k], path, request_body, slot.auth).status == expected;
+      requests->add(k, clock_type::now() - begun);
       return ok;
     };
     return step(0, body, 201) && step(1, "", 200) && step(2, "", 200) && step(3, "", 204);

@@ -93,14 +93,14 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   const auto t0 = clock_type::now();
   phase = 1;
   if constexpr (requires { op.steps; }) {
-    if (op.steps)
-      op.steps->on = true;
+    for (const auto& c : op.steps)
+      c->on = true;
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(s.seconds));
   phase = 2;
   if constexpr (requires { op.steps; }) {
-    if (op.steps)
-      op.steps->on = false;
+    for (const auto& c : op.steps)
+      c->on = false;
   }
   const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
   const std::optional<wal_syncs> wal1 = wal ? wal() : std::nullopt;
@@ -130,8 +130,8 @@ figures measure(const std::string& name, int concurrency, const settings& s,
     f.server_peak_rss_kib += bench::peak_rss_kib(p);
   f.client_peak_rss_kib = bench::peak_rss_kib(getpid());
   if constexpr (requires { op.steps; }) {
-    if (op.steps)
-      f.steps = op.steps->figures();
+    for (const auto& c : op.steps)
+      f.steps.push_back(c->figures());
   }
   if (wal0 && wal1)
     f.wal = wal_syncs{wal1->syncs - wal0->syncs, wal1->ms - wal0->ms};

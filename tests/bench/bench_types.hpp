@@ -74,7 +74,7 @@ struct figures {
   long fewest_slot_ops = 0;  // the ops of the client that completed the fewest: 0 = one stalled
   double server_cpu_per_op_ms = 0, client_cpu_per_op_ms = 0;
   std::int64_t server_peak_rss_kib = 0, client_peak_rss_kib = 0;
-  std::optional<step_figures> steps{};  // wire's requests, the outbox dispatchers' batches
+  std::vector<step_figures> steps{};  // wire's or the client's requests, dispatchers' batches
   // PostgreSQL's WAL syncs in the measured time (the whole cluster's: the servers', the e2e
   // client's, PostgreSQL's own), and the milliseconds they took; nullopt: not read.
   std::optional<wal_syncs> wal{};
@@ -105,13 +105,15 @@ inline nlohmann::json to_json(const figures& f) {
       {"client_peak_rss_kib", f.client_peak_rss_kib},
       {"postgres_wal_syncs", f.wal ? nlohmann::json(f.wal->syncs) : nlohmann::json()},
       {"postgres_wal_sync_ms", f.wal ? nlohmann::json(f.wal->ms) : nlohmann::json()}};
-  if (f.steps && !f.steps->ms.empty()) {
+  for (const step_figures& phases : f.steps) {
+    if (phases.ms.empty())
+      continue;
     nlohmann::json steps = nlohmann::json::object();
-    for (const auto& [name, ms] : f.steps->ms)
+    for (const auto& [name, ms] : phases.ms)
       steps[name] = ms;
-    if (f.steps->items > 0)
-      steps["messages"] = f.steps->items;
-    out[f.steps->key] = steps;
+    if (phases.items > 0)
+      steps["messages"] = phases.items;
+    out[phases.key] = steps;
   }
   return out;
 }

@@ -39,8 +39,9 @@
 // idempotency-key-four-exchanges/idempotency-key, outbox-wire/wire, e2e/outbox-wire and
 // outbox-wire/outbox-idempotency-key (what the protocol's exchanges cost a hand-built outbox), and
 // with wire-uncounted, wire-uncounted/idempotency-key and wire/wire-uncounted (the median of
-// --rounds). Under wire's row the mean time of each request; under an outbox scenario's, of each
-// phase of its dispatchers' batches, and their messages.
+// --rounds). Under wire's row the mean time of each request; under e2e's and the outbox
+// scenarios', of each request the client made (by method, as its transport timed it), and for
+// the outbox ones of each phase of their dispatchers' batches, and their messages.
 // --long-run N instead runs N wire cycles and samples RSS and database sizes (bench_long_run.hpp).
 // Figures only; no assertions.
 #include "bench_e2e_driver.hpp"
@@ -411,12 +412,14 @@ int main(int argc, char** argv) {
                     f.server_cpu_per_op_ms, f.client_cpu_per_op_ms,
                     static_cast<long long>(f.server_peak_rss_kib / 1024),
                     static_cast<long long>(f.client_peak_rss_kib / 1024));
-        if (f.steps && !f.steps->ms.empty()) {
-          std::printf("%-30s", ("  " + f.steps->label + ":").c_str());
-          for (const auto& [step, ms] : f.steps->ms)
+        for (const step_figures& phases : f.steps) {
+          if (phases.ms.empty())
+            continue;
+          std::printf("%-30s", ("  " + phases.label + ":").c_str());
+          for (const auto& [step, ms] : phases.ms)
             std::printf(" %s %.2f", step.c_str(), ms);
-          if (f.steps->items > 0)
-            std::printf(", %.1f messages", f.steps->items);
+          if (phases.items > 0)
+            std::printf(", %.1f messages", phases.items);
           std::printf("\n");
         }
         if (f.wal && f.wal->syncs > 0) {  // the operations a sync carried, and how busy
