@@ -94,7 +94,9 @@ e2e_driver::e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency,
   if (way != e2e_way::invoke_http) {
     batches_ = std::make_shared<step_clock>(
         "mean_ms_per_dispatcher_batch", "mean ms a dispatcher batch",
-        std::vector<std::string>{way == e2e_way::outbox_wire ? "PUTs" : "GETs", "POSTs", "COMMIT"});
+        std::vector<std::string>{"read", way == e2e_way::outbox_wire ? "PUTs" : "GETs", "POSTs",
+                                 "writes", "COMMIT"},
+        "messages_per_dispatcher_batch");
     for (int k = 0; k < dispatchers_; ++k)
       outbox_.emplace_back([this, k, way, host] { dispatch(k, way, host); });
   }

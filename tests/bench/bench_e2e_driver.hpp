@@ -1,8 +1,8 @@
 #pragma once
 // exactly-bench's e2e and outbox scenarios: the client runtime, closed loop, against the server.
 
-#include "bench_measure.hpp"
 #include "bench_types.hpp"
+#include "step_clock.hpp"
 
 #include <exactly/client/endpoint.hpp>
 #include <exactly/client/http_transport.hpp>
@@ -60,9 +60,10 @@ class e2e_driver {
   slot make_slot(int i) { return {i, 0}; }
   // Queues the slot's next message and waits, 30 s at most, until its follow-up has committed.
   bool operator()(slot& s);
-  // The mean time of the client's exchanges by method, and for the outbox ways the phases of the
-  // dispatchers' batches: the exchanges before the POSTs (PUTs or GETs), the POSTs (with the
-  // DELETEs or GETs owed), the COMMIT, and the batch's messages.
+  // The mean time of the client's exchanges by method, and for the outbox ways the steps of the
+  // dispatchers' batches: the read of the due messages, the exchanges before the POSTs (PUTs or
+  // GETs), the POSTs (with the DELETEs or GETs owed), the answers' and follow-ups' writes, the
+  // COMMIT, and the batch's messages.
   std::vector<std::shared_ptr<step_clock>> clocks() const;
 
  private:

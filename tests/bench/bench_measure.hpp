@@ -4,54 +4,16 @@
 
 #include "bench_types.hpp"
 #include "process_stats.hpp"
+#include "step_clock.hpp"
 
 #include <unistd.h>
 
 #include <atomic>
 #include <functional>
-#include <stdexcept>
 #include <string>
 #include <thread>
 
 namespace exactly::bench {
-
-// The mean time of each named phase, over the measured time only: the requests of a wire
-// cycle, or the exchanges and the COMMIT of an outbox dispatcher's batch. An occurrence may
-// carry a count of items (a batch's messages), reported as the mean of those carried.
-struct step_clock {
-  static constexpr std::size_t most = 4;
-  // `key` names the figures in the JSON, `label` in the table; at most `most` names.
-  step_clock(std::string key, std::string label, std::vector<std::string> names)
-      : key(std::move(key)), label(std::move(label)), names(std::move(names)) {
-    if (this->names.size() > most)
-      throw std::logic_error("step_clock: more phases than it counts");
-  }
-  const std::string key, label;
-  const std::vector<std::string> names;
-  std::atomic<bool> on{false};
-  std::atomic<std::int64_t> us[most]{}, count[most]{}, items{0}, carriers{0};
-  void add(std::size_t step, clock_type::duration d, std::int64_t carried = 0) {
-    if (!on.load(std::memory_order_relaxed))
-      return;
-    us[step] += std::chrono::duration_cast<std::chrono::microseconds>(d).count();
-    ++count[step];
-    if (carried > 0) {
-      items += carried;
-      ++carriers;
-    }
-  }
-  step_figures figures() const {
-    step_figures f{key, label, {}, 0};
-    for (std::size_t k = 0; k < names.size(); ++k) {
-      if (count[k] > 0)
-        f.ms.emplace_back(names[k],
-                          static_cast<double>(us[k]) / 1000.0 / static_cast<double>(count[k]));
-    }
-    if (carriers > 0)
-      f.items = static_cast<double>(items) / static_cast<double>(carriers);
-    return f;
-  }
-};
 
 // Runs `op(slot)` in `concurrency` threads for the warm-up, then measures for `seconds`; the
 // server figures add up the processes of `servers`. `wal`, when given, reads PostgreSQL's count

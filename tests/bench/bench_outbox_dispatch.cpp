@@ -37,10 +37,18 @@ std::size_t e2e_driver::dispatch_batch(const database& db, client::queue_store& 
                                        const std::string& queue, e2e_way way,
                                        const dispatch_urls& urls,
                                        std::vector<client::http_call>& owed, std::mt19937_64& rng) {
+  // Each step's time (the phases of batches_), from the read of the due messages on.
+  auto step_began = clock_type::now();
+  const auto step_ended = [&](std::size_t step, std::int64_t messages = 0) {
+    const auto ended = clock_type::now();
+    batches_->add(step, ended - step_began, messages);
+    step_began = ended;
+  };
   const std::int64_t now = system_now_ms();
   const std::vector<client::queued_message> due = q.due(queue, now, batch_);
   if (due.empty())
     return 0;
+  step_ended(0);
   const auto never_staged = [&urls] {
     return client::http_call{"GET", urls.connector + request_id::mint().to_string(), "", "", {}};
   };
@@ -54,12 +62,6 @@ std::size_t e2e_driver::dispatch_batch(const database& db, client::queue_store& 
       throw std::runtime_error(c.method + " " + c.url + " got " +
                                (r.transport_failed ? r.error : std::to_string(r.status)));
   };
-  auto phase_began = clock_type::now();
-  const auto phase_ended = [&](std::size_t phase, std::int64_t messages = 0) {
-    const auto now_ = clock_type::now();
-    batches_->add(phase, now_ - phase_began, messages);
-    phase_began = now_;
-  };
   std::vector<client::http_call> before;
   for (const client::queued_message& m : due) {
     if (way == e2e_way::outbox_three_exchanges)
@@ -69,7 +71,7 @@ std::size_t e2e_driver::dispatch_batch(const database& db, client::queue_store& 
   }
   const std::vector<client::http_result> put_answers = transport_->send_all(before);
   if (!before.empty())
-    phase_ended(0);
+    step_ended(1);
   for (std::size_t i = 0; i < before.size(); ++i) {
     if (way == e2e_way::outbox_wire)
       expect(before[i], put_answers[i], {201, 200});  // 200: staged by an earlier attempt
@@ -90,7 +92,7 @@ std::size_t e2e_driver::dispatch_batch(const database& db, client::queue_store& 
   for (std::size_t i = due.size(); i < answers.size(); ++i)
     expect(calls[i], answers[i], {calls[i].method == "DELETE" ? 204u : 404u});
   answers.resize(due.size());
-  phase_ended(1);
+  step_ended(2);
   std::vector<client::http_call> next;  // owed once this batch has committed
   database_transaction tx(db);
   for (std::size_t i = 0; i < due.size(); ++i) {
@@ -114,8 +116,9 @@ std::size_t e2e_driver::dispatch_batch(const database& db, client::queue_store& 
     else
       q.move_to_errors(m.seq, error, now);
   }
+  step_ended(3);
   tx.commit();
-  phase_ended(2, static_cast<std::int64_t>(due.size()));
+  step_ended(4, static_cast<std::int64_t>(due.size()));
   owed = std::move(next);
   return due.size();
 }

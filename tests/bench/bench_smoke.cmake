@@ -1,11 +1,13 @@
 # A short exactly-bench run whose JSON must hold, for every scenario asked for, a positive ops/s,
 # no errors and no client that completed nothing, and a positive median for every ratio named.
 #   cmake -DBENCH=<exactly-bench> -DJSON=<file> -DSCENARIOS=a,b -DRATIOS=x/y,... [-DARGS=--x,1]
-#         [-DMEMORY_DIR=<tmpfs>] [-DWAL_SYNCS=ON] [-DMIN_P50_MS=N] -P <this>
+#         [-DMEMORY_DIR=<tmpfs>] [-DWAL_SYNCS=ON] [-DMIN_P50_MS=N] [-DPHASES=ON] -P <this>
 # MEMORY_DIR: the databases go there (TMPDIR) when it has 512 MiB free, else on the disk.
 # WAL_SYNCS (PostgreSQL on a slow disk): every scenario also counted PostgreSQL's WAL syncs, and
 # their time, in its measured time.
 # MIN_P50_MS: every scenario's median latency is at least this (a delay on the way).
+# PHASES: wire's requests and the client's of e2e and the outbox scenarios were timed (a POST's
+# mean), and the outbox dispatchers' batches (their COMMIT's mean and their messages).
 cmake_minimum_required(VERSION 3.22)
 if(MEMORY_DIR)
   execute_process(COMMAND df -Pk ${MEMORY_DIR} OUTPUT_VARIABLE df RESULT_VARIABLE df_status
@@ -55,6 +57,25 @@ foreach(i RANGE ${last})
       message(FATAL_ERROR "${name}: p50 ${p50} ms, under ${MIN_P50_MS} ms")
     endif()
     message(STATUS "${name}: p50 ${p50} ms")
+  endif()
+  if(PHASES)
+    set(timed "")
+    if(name STREQUAL "wire")
+      list(APPEND timed "mean_ms_per_request POST")
+    elseif(name STREQUAL "e2e" OR name MATCHES "^outbox-")
+      list(APPEND timed "client_mean_ms_per_request POST")
+    endif()
+    if(name MATCHES "^outbox-")
+      list(APPEND timed "mean_ms_per_dispatcher_batch COMMIT" "messages_per_dispatcher_batch")
+    endif()
+    foreach(path IN LISTS timed)
+      separate_arguments(path)
+      string(JSON value ERROR_VARIABLE missing GET "${out}" results ${i} ${path})
+      if(missing OR NOT value GREATER 0)
+        message(FATAL_ERROR "${name}: ${path} '${value}' ${missing}")
+      endif()
+      message(STATUS "${name}: ${path} ${value}")
+    endforeach()
   endif()
   list(APPEND seen ${name})
 endforeach()

@@ -58,10 +58,10 @@ struct wal_syncs {
   double ms;
 };
 
-// The mean milliseconds of a scenario's phases (step_clock): a wire cycle's requests, or an
-// outbox dispatcher batch's exchanges and COMMIT, with its mean messages (`items`).
+// The mean milliseconds of a scenario's phases (step_clock): a wire cycle's or a client's
+// requests, or an outbox dispatcher batch's steps, with its mean messages (`items`).
 struct step_figures {
-  std::string key, label;  // the JSON's name for them, the table's
+  std::string key, label, items_key;  // the JSON's names for them and the items, the table's
   std::vector<std::pair<std::string, double>> ms;
   double items = 0;  // 0: none counted
 };
@@ -111,9 +111,9 @@ inline nlohmann::json to_json(const figures& f) {
     nlohmann::json steps = nlohmann::json::object();
     for (const auto& [name, ms] : phases.ms)
       steps[name] = ms;
-    if (phases.items > 0)
-      steps["messages"] = phases.items;
     out[phases.key] = steps;
+    if (phases.items > 0 && !phases.items_key.empty())
+      out[phases.items_key] = phases.items;
   }
   return out;
 }

@@ -3,7 +3,7 @@
 // the time each answered one took, as the transport inside measured it, to a step_clock by its
 // method (one the clock does not name, or an exchange without an answer, is not counted).
 
-#include "bench_measure.hpp"
+#include "step_clock.hpp"
 
 #include <exactly/client/http_transport.hpp>
 
@@ -33,7 +33,8 @@ class timed_transport final : public client::http_transport {
       note(calls[i].method, answers[i]);
     return answers;
   }
-  // Noted when the answer is taken (the runtime takes every one it starts).
+  // Noted when the answer is taken (the runtime takes every one it starts, unless the batch
+  // throws first).
   std::future<client::http_result> start(const client::http_call& call) override {
     return std::async(std::launch::deferred,
                       [this, method = call.method, answer = inner_->start(call)]() mutable {
