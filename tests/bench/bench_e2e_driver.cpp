@@ -44,9 +44,8 @@ e2e_driver::e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency,
     client::queue_store q(c.db());  // creates the runtime's tables before the workers start
   }
   const std::string host = "127.0.0.1:" + std::to_string(port);
-  requests_ =
-      std::make_shared<step_clock>("client_mean_ms_per_request", "client's mean ms per request",
-                                   std::vector<std::string>{"PUT", "POST", "GET", "DELETE"});
+  requests_ = std::make_shared<step_clock>("client_mean_ms_per_request",
+                                           "client's mean ms per request", request_methods);
   transport_ = std::make_shared<timed_transport>(
       client::make_beast_transport({.keys = {{host, bench_api_key(0)}},
                                     .max_per_destination = static_cast<std::size_t>(concurrency)}),

@@ -37,8 +37,7 @@ struct http_op {
   std::vector<std::uint16_t> ports;
   int kind;  // 0 plain, 1 idempotency-key, 2 wire, 3 idempotency-key-four-exchanges
   std::shared_ptr<step_clock> requests =
-      std::make_shared<step_clock>("mean_ms_per_request", "mean ms per request",
-                                   std::vector<std::string>{"PUT", "POST", "GET", "DELETE"});
+      std::make_shared<step_clock>("mean_ms_per_request", "mean ms per request", request_methods);
   std::vector<std::shared_ptr<step_clock>> steps{requests};
   int owners = 1;  // slot i makes its requests as principal i % owners (auth_as)
   http_slot make_slot(int i) const {
