@@ -144,8 +144,7 @@ child_process::child_process(const std::vector<std::string>& argv, const std::st
           break;  // it has exited (still to be reaped), or cannot be waited for
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
-      ::kill(pid_, SIGKILL);  // nothing if it has exited: it is reaped with its own status
-      const int status = wait_exit();
+      const int status = kill_hard();  // nothing to kill if it has exited: its own status
       throw std::runtime_error(argv[0] + " ended (status " + std::to_string(status) +
                                ") before printing a line");
     }
@@ -161,11 +160,11 @@ child_process::~child_process() {
     kill_hard();
 }
 
-void child_process::kill_hard() {
+int child_process::kill_hard() {
   if (pid_ <= 0)
     throw std::logic_error("no child to kill");
   ::kill(pid_, SIGKILL);
-  wait_exit();
+  return wait_exit();
 }
 
 int child_process::terminate() {

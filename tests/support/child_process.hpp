@@ -39,8 +39,8 @@ class child_process {
   const std::string& first_line() const { return first_line_; }
   pid_t pid() const { return pid_; }
   // Each of these ends the child and reaps it; afterwards there is no child and they throw.
-  // SIGKILL, then reaps.
-  void kill_hard();
+  // SIGKILL, then the exit status (its own if it had exited already).
+  int kill_hard();
   // SIGTERM, then the exit status.
   int terminate();
   // The exit status (128 + signal when killed by a signal).
