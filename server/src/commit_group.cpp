@@ -8,6 +8,23 @@
 #include <algorithm>
 
 namespace exactly::server {
+namespace {
+
+std::int64_t micros(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+
+}  // namespace
+
+group_times& group_times::operator+=(const group_times& o) {
+  requests += o.requests;
+  waiting_us += o.waiting_us;
+  running_us += o.running_us;
+  answered_us += o.answered_us;
+  commits += o.commits;
+  commit_us += o.commit_us;
+  return *this;
+}
 
 commit_groups::commit_groups(boost::asio::io_context& storage, database db, bool grouped,
                              bool flush_every_commit, bool background_sync)
@@ -50,6 +67,18 @@ std::shared_ptr<commit_groups::group> commit_groups::join(commit_flush member) {
   return open_;
 }
 
+void commit_groups::note_times(const group& g, std::chrono::steady_clock::time_point handed_over,
+                               std::chrono::steady_clock::time_point began,
+                               std::chrono::steady_clock::time_point ran) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(stats_mutex_);
+  group_times& t = g.unflushed ? stats_.unflushed_times : stats_.flushed_times;
+  ++t.requests;
+  t.waiting_us += micros(began - handed_over);
+  t.running_us += micros(ran - began);
+  t.answered_us += micros(now - handed_over);
+}
+
 void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
   if (g->ended)
     return;  // committed early (require_flush, or a flushed member arrived): the scheduled flush
@@ -58,6 +87,7 @@ void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
     open_.reset();
   // Numbered before its COMMIT: a read that sees the group waits for its sync.
   const std::uint64_t seq = g->sync_later ? syncer_->begin_commit(std::move(g->posted)) : 0;
+  const auto committing = std::chrono::steady_clock::now();
   try {
     if (db_.in_transaction()) {
       g->tx->commit();
@@ -68,11 +98,15 @@ void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
                   e.what());
   }
   g->tx.reset();
+  const std::int64_t commit_us = micros(std::chrono::steady_clock::now() - committing);
   std::unique_lock counting(stats_mutex_);
   if (g->committed_ok) {
     ++stats_.groups;
     if (g->unflushed)
       ++stats_.unflushed;
+    group_times& t = g->unflushed ? stats_.unflushed_times : stats_.flushed_times;
+    ++t.commits;
+    t.commit_us += commit_us;
     stats_.requests += g->size;
     stats_.largest = std::max(stats_.largest, g->size);
   } else {

@@ -17,6 +17,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,19 @@
 
 namespace exactly::server {
 
+// Where the time of one kind of committed group (flushed or unflushed) went, in microseconds
+// summed over its requests and over its COMMITs.
+struct group_times {
+  std::int64_t requests = 0;     // the requests timed: every member of a committed group
+  std::int64_t waiting_us = 0;   // from being handed to the storage thread until its turn began
+  std::int64_t running_us = 0;   // its own function: its statements
+  std::int64_t answered_us = 0;  // from being handed over until its group could be answered
+                                 // (committed, and on disk unless unflushed)
+  std::int64_t commits = 0;      // the groups' COMMITs
+  std::int64_t commit_us = 0;    // their time (a background sync's wait not in it)
+  group_times& operator+=(const group_times& o);
+};
+
 struct group_stats {
   std::int64_t groups = 0;     // COMMITs of groups that succeeded, flushed or not
   std::int64_t unflushed = 0;  // of those, committed without waiting for the disk
@@ -34,6 +48,7 @@ struct group_stats {
                                // later RELEASE not among them: commit_groups::note_failed_alone)
   std::int64_t failures = 0;   // groups whose COMMIT failed (their requests got no answer)
   std::int64_t largest = 0;    // requests in the largest group
+  group_times flushed_times, unflushed_times;
 };
 
 // Whether a request's commit must be flushed to disk before its answer goes out.
@@ -59,13 +74,17 @@ class commit_groups {
   // The group is flushed unless it began with, and has only, commit_flush::may_defer members.
   // The group's transaction is the outermost one on the connection: the connection's
   // after_commit() hooks registered by `fn` run once the group is committed, before any answer.
-  // Call on the storage thread.
+  // `handed_over`: when the request was handed to the storage thread (its wait is timed from
+  // then; unset: from now). Call on the storage thread.
   template <class F>
   boost::asio::awaitable<std::optional<std::invoke_result_t<F>>> run(
-      F fn, bool own_savepoint = true, commit_flush flush = commit_flush::required) {
+      F fn, bool own_savepoint = true, commit_flush flush = commit_flush::required,
+      std::chrono::steady_clock::time_point handed_over = {}) {
     std::shared_ptr<group> g = join(flush);
     if (!g)
       co_return std::nullopt;
+    const auto began = std::chrono::steady_clock::now();  // after a group ahead was committed
+    std::chrono::steady_clock::time_point ran;
     std::optional<std::invoke_result_t<F>> result;
     {
       // Ungrouped, even when `fn` throws: the group of one must not stay open. Declared before
@@ -81,11 +100,13 @@ class commit_groups {
         co_return std::nullopt;
       if (own)
         own->commit();
+      ran = std::chrono::steady_clock::now();
     }
     if (grouped_)
       co_await g->committed.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     if (!g->committed_ok)
       co_return std::nullopt;
+    note_times(*g, handed_over == decltype(handed_over){} ? began : handed_over, began, ran);
     co_return result;
   }
 
@@ -154,6 +175,11 @@ class commit_groups {
   // while it is open commits it first and begins a flushed one; with the background sync, a
   // may_defer member arriving at a flushed group does the same the other way round.
   std::shared_ptr<group> join(commit_flush member);
+  // Adds a member of committed `g` to its kind's times (group_times): handed over, begun, and its
+  // function returned at `ran`; answerable now.
+  void note_times(const group& g, std::chrono::steady_clock::time_point handed_over,
+                  std::chrono::steady_clock::time_point began,
+                  std::chrono::steady_clock::time_point ran);
   // Commits `g` as it began, flushed or not (never throws: a failed COMMIT leaves it not
   // committed_ok), and releases its waiters; nothing the second time.
   void flush(const std::shared_ptr<group>& g) noexcept;

@@ -1,9 +1,20 @@
 // Request counters and the latency histogram, rendered as Prometheus text (see metrics.hpp).
 #include "metrics.hpp"
 
+#include <cstdio>
 #include <sstream>
 
 namespace exactly::server {
+namespace {
+
+// Microseconds as seconds, every digit kept (a counter of a long-lived server grows large).
+std::string seconds(std::int64_t us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6f", static_cast<double>(us) / 1e6);
+  return text;
+}
+
+}  // namespace
 
 void metrics::observe_request(unsigned status, double seconds) {
   by_class_[std::min<unsigned>(status / 100, by_class_.size() - 1)]++;
@@ -54,6 +65,32 @@ std::string metrics::render(const storage_figures& f) const {
           groups.requests);
   counter("exactly_commit_group_failures_total", "Groups whose COMMIT failed; none answered.",
           groups.failures);
+  // Each family's lines together, by kind of group.
+  const std::pair<const char*, const group_times*> kinds[] = {
+      {"flushed", &groups.flushed_times}, {"unflushed", &groups.unflushed_times}};
+  o << "# HELP exactly_commit_group_request_seconds_total Time the requests of committed groups"
+       " spent on the storage thread, summed, by group (flushed, unflushed) and step: waiting"
+       " (handed over, not yet begun), running (its own statements), answered (handed over until"
+       " its group could be answered).\n"
+       "# TYPE exactly_commit_group_request_seconds_total counter\n";
+  for (const auto& [kind, t] : kinds) {
+    for (const auto& [step, us] :
+         {std::pair{"waiting", t->waiting_us}, std::pair{"running", t->running_us},
+          std::pair{"answered", t->answered_us}}) {
+      o << "exactly_commit_group_request_seconds_total{group=\"" << kind << "\",step=\"" << step
+        << "\"} " << seconds(us) << '\n';
+    }
+  }
+  o << "# HELP exactly_commit_group_requests_timed_total The requests those times add up.\n"
+       "# TYPE exactly_commit_group_requests_timed_total counter\n";
+  for (const auto& [kind, t] : kinds)
+    o << "exactly_commit_group_requests_timed_total{group=\"" << kind << "\"} " << t->requests
+      << '\n';
+  o << "# HELP exactly_commit_group_commit_seconds_total Time in the groups' COMMITs, by group.\n"
+       "# TYPE exactly_commit_group_commit_seconds_total counter\n";
+  for (const auto& [kind, t] : kinds)
+    o << "exactly_commit_group_commit_seconds_total{group=\"" << kind << "\"} "
+      << seconds(t->commit_us) << '\n';
   counter("exactly_clock_step_backs_total",
           "Times the system clock fell behind the highest time the protocol has used (it then "
           "decides with that time until the clock catches up).",

@@ -220,7 +220,10 @@ asio::awaitable<beast_response> request_dispatch::metrics_page(unsigned version)
     figures_ = std::make_unique<storage_figures>(read);
     figures_read_at_ = asked_at;
   }
-  std::string text = counters_.render(*figures_);
+  // The commit groups' counts and times are kept in memory: shown as they are now.
+  storage_figures shown = *figures_;
+  shown.groups = storage_.group_counts();
+  std::string text = counters_.render(shown);
   co_return to_beast(http_response{200, "text/plain; version=0.0.4", std::move(text), {}}, version);
 }
 

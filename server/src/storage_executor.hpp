@@ -10,6 +10,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -57,8 +58,9 @@ class storage_executor {
   net::asio::awaitable<std::tuple<std::exception_ptr, std::optional<std::invoke_result_t<F>>>>
   run_in_commit_group(F fn, bool own_savepoint = true,
                       commit_flush flush = commit_flush::required) {
-    co_return co_await net::asio::co_spawn(io_, groups_.run(std::move(fn), own_savepoint, flush),
-                                           net::use_tuple);
+    co_return co_await net::asio::co_spawn(
+        io_, groups_.run(std::move(fn), own_savepoint, flush, std::chrono::steady_clock::now()),
+        net::use_tuple);
   }
   // Runs `fn` on the running storage thread and blocks until it returns, rethrowing what it
   // throws; an open unflushed commit group is committed first, as with run(). Call from another

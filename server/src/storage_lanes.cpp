@@ -46,6 +46,8 @@ group_stats storage_lanes::group_counts() const {
     sum.requests += s.requests;
     sum.failures += s.failures;
     sum.largest = std::max(sum.largest, s.largest);
+    sum.flushed_times += s.flushed_times;
+    sum.unflushed_times += s.unflushed_times;
   }
   return sum;
 }

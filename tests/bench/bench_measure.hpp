@@ -4,6 +4,7 @@
 
 #include "bench_types.hpp"
 #include "process_stats.hpp"
+#include "server_storage.hpp"
 #include "step_clock.hpp"
 
 #include <unistd.h>
@@ -17,11 +18,13 @@ namespace exactly::bench {
 
 // Runs `op(slot)` in `concurrency` threads for the warm-up, then measures for `seconds`; the
 // server figures add up the processes of `servers`. `wal`, when given, reads PostgreSQL's count
-// of WAL syncs and their milliseconds so far (nullopt: not read), for the measured time's.
+// of WAL syncs and their milliseconds so far (nullopt: not read), for the measured time's;
+// `storage`, the servers' storage sums so far (server_storage.hpp).
 template <class Op>
 figures measure(const std::string& name, int concurrency, const settings& s,
                 const std::vector<pid_t>& servers, Op op,
-                const std::function<std::optional<wal_syncs>()>& wal = {}) {
+                const std::function<std::optional<wal_syncs>()>& wal = {},
+                const std::function<storage_sums()>& storage = {}) {
   std::atomic<int> phase{0};  // 0 warm-up, 1 measuring, 2 stop
   std::vector<std::vector<double>> lat(concurrency);
   std::vector<long> errors(concurrency, 0);
@@ -52,6 +55,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   bench::reset_peak_rss(getpid());
   const double server_cpu0 = server_cpu_seconds(), client_cpu0 = bench::cpu_seconds(getpid());
   const std::optional<wal_syncs> wal0 = wal ? wal() : std::nullopt;
+  const storage_sums storage0 = storage ? storage() : storage_sums{};
   const auto t0 = clock_type::now();
   phase = 1;
   if constexpr (requires { op.steps; }) {
@@ -66,6 +70,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   }
   const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
   const std::optional<wal_syncs> wal1 = wal ? wal() : std::nullopt;
+  const storage_sums storage1 = storage ? storage() : storage_sums{};
   const double server_cpu = server_cpu_seconds() - server_cpu0;
   const double client_cpu = bench::cpu_seconds(getpid()) - client_cpu0;
   for (auto& t : threads)
@@ -95,6 +100,8 @@ figures measure(const std::string& name, int concurrency, const settings& s,
     for (const auto& c : op.steps)
       f.steps.push_back(c->figures());
   }
+  for (step_figures& kind : storage_steps(storage0, storage1))
+    f.steps.push_back(std::move(kind));
   if (wal0 && wal1)
     f.wal = wal_syncs{wal1->syncs - wal0->syncs, wal1->ms - wal0->ms};
   return f;

@@ -1,11 +1,14 @@
 # A short exactly-bench run whose JSON must hold, for every scenario asked for, a positive ops/s,
 # no errors and no client that completed nothing, and a positive median for every ratio named.
 #   cmake -DBENCH=<exactly-bench> -DJSON=<file> -DSCENARIOS=a,b -DRATIOS=x/y,... [-DARGS=--x,1]
-#         [-DMEMORY_DIR=<tmpfs>] [-DWAL_SYNCS=ON] [-DMIN_P50_MS=N] [-DPHASES=ON] -P <this>
+#         [-DMEMORY_DIR=<tmpfs>] [-DWAL_SYNCS=ON] [-DMIN_P50_MS=N] [-DPHASES=ON]
+#         [-DSERVER_STORAGE=ON] -P <this>
 # MEMORY_DIR: the databases go there (TMPDIR) when it has 512 MiB free, else on the disk.
 # WAL_SYNCS (PostgreSQL on a slow disk): every scenario also counted PostgreSQL's WAL syncs, and
 # their time, in its measured time.
 # MIN_P50_MS: every scenario's median latency is at least this (a delay on the way).
+# SERVER_STORAGE: each scenario's flushed commit groups were timed from the server's /metrics (a
+# request's mean until answered, the requests a group), and the unflushed ones of those that PUT.
 # PHASES: wire's requests and the client's of e2e and the outbox scenarios were timed (a POST's
 # mean), and the outbox dispatchers' batches (their COMMIT's mean and their messages).
 cmake_minimum_required(VERSION 3.22)
@@ -75,6 +78,27 @@ foreach(i RANGE ${last})
         message(FATAL_ERROR "${name}: ${path} '${value}' ${missing}")
       endif()
       message(STATUS "${name}: ${path} ${value}")
+    endforeach()
+  endif()
+  if(SERVER_STORAGE)
+    set(kinds flushed)
+    if(name STREQUAL "wire" OR name STREQUAL "e2e" OR name STREQUAL "outbox-wire")
+      list(APPEND kinds unflushed)
+    endif()
+    foreach(kind IN LISTS kinds)
+      string(JSON answered ERROR_VARIABLE missing GET "${out}" results ${i}
+             server_mean_ms_per_${kind}_request answered)
+      string(JSON running ERROR_VARIABLE missing_too GET "${out}" results ${i}
+             server_mean_ms_per_${kind}_request running)
+      string(JSON size ERROR_VARIABLE missing_size GET "${out}" results ${i}
+             server_requests_per_${kind}_group)
+      # A request is answered no sooner than its own statements ran; a group holds one at least.
+      if(missing OR missing_too OR missing_size OR NOT answered GREATER 0
+         OR answered LESS running OR size LESS 1)
+        message(FATAL_ERROR "${name}: server's ${kind} groups: answered '${answered}' ms, "
+                            "running '${running}' ms, '${size}' a group ${missing}")
+      endif()
+      message(STATUS "${name}: server's ${kind} groups: answered ${answered} ms, ${size} a group")
     endforeach()
   endif()
   list(APPEND seen ${name})

@@ -59,11 +59,13 @@ struct wal_syncs {
 };
 
 // The mean milliseconds of a scenario's phases (step_clock): a wire cycle's or a client's
-// requests, or an outbox dispatcher batch's steps, with its mean messages (`items`).
+// requests, or an outbox dispatcher batch's steps, with its mean messages (`items`); or of the
+// servers' storage (server_storage.hpp), with the mean requests a group.
 struct step_figures {
   std::string key, label, items_key;  // the JSON's names for them and the items, the table's
   std::vector<std::pair<std::string, double>> ms;
-  double items = 0;  // 0: none counted
+  double items = 0;                     // 0: none counted
+  std::string items_name = "messages";  // what the items are, in the table
 };
 
 struct figures {

@@ -389,6 +389,7 @@ int main(int argc, char** argv) {
           pids.push_back(servers.back()->pid());
           ports.push_back(servers.back()->port());
         }
+        const auto storage = [&ports] { return read_storage_sums(ports); };
         figures f;
         if (name == "e2e" || name.starts_with("outbox-")) {
           std::optional<bench::latency_proxy> http_network;  // the client a network away
@@ -399,13 +400,13 @@ int main(int argc, char** argv) {
                             : name == "outbox-idempotency-key" ? e2e_way::outbox_idempotency_key
                             : name == "outbox-wire"            ? e2e_way::outbox_wire
                                                                : e2e_way::outbox_three_exchanges);
-          f = measure(name, c, s, pids, e2e_op{&driver}, wal);
+          f = measure(name, c, s, pids, e2e_op{&driver}, wal, storage);
         } else {
           const int kind = name == "plain"                            ? 0
                            : name == "idempotency-key"                ? 1
                            : name == "idempotency-key-four-exchanges" ? 3
                                                                       : 2;
-          f = measure(name, c, s, pids, http_op{ports, kind}, wal);
+          f = measure(name, c, s, pids, http_op{ports, kind}, wal, storage);
         }
         std::printf("%-30s %5d %9.0f %8.2f %8.2f %8.2f %6ld %8.3fms %8.3fms %7lldMiB %7lldMiB\n",
                     name.c_str(), c, f.ops_per_s, f.p50_ms, f.p99_ms, f.p999_ms, f.errors,
@@ -419,7 +420,7 @@ int main(int argc, char** argv) {
           for (const auto& [step, ms] : phases.ms)
             std::printf(" %s %.2f", step.c_str(), ms);
           if (phases.items > 0)
-            std::printf(", %.1f messages", phases.items);
+            std::printf(", %.1f %s", phases.items, phases.items_name.c_str());
           std::printf("\n");
         }
         if (f.wal && f.wal->syncs > 0) {  // the operations a sync carried, and how busy

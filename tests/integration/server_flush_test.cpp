@@ -6,6 +6,7 @@
 #include <echo_server.hpp>
 #include <http_client.hpp>
 #include <requests.hpp>
+#include <server_storage.hpp>
 #include <slow_sync_vfs.hpp>
 
 #include "server/src/commit_group.hpp"
@@ -19,6 +20,10 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
 
 namespace exactly::test {
 namespace {
@@ -120,6 +125,35 @@ TEST_F(server_flush, too_old_decisions_persist_their_time_flushed) {
   const cost fresh = counted(s, "PUT", request_id::mint(s.now_ms()).to_string(), 201);
   EXPECT_EQ(fresh.syncs, 0u);
   EXPECT_EQ(fresh.unflushed, 1);
+}
+
+// /metrics shows the commit groups' counts and times as they are at the scrape, though it shows
+// the row figures read up to metrics_max_age (a second) ago.
+TEST_F(server_flush, metrics_show_the_groups_times_as_they_are_now) {
+  echo_server s;
+  warm_up(s);
+  http_client client(s.port());
+  const auto scrape = [&] { return client.request("GET", "/metrics", "", {}).body; };
+  const std::string unflushed = R"(exactly_commit_group_requests_timed_total{group="unflushed"})";
+  const std::string flushed = R"(exactly_commit_group_requests_timed_total{group="flushed"})";
+  const std::string before = scrape();
+  const std::string id = request_id::mint(s.now_ms()).to_string();
+  counted(s, "PUT", id, 201);
+  counted(s, "POST", id, 200);
+  const std::string after = scrape();  // well within the second the row figures are kept
+  ASSERT_GE(bench::series_value(before, unflushed), 1);  // the warm-up's PUT and DELETE
+  EXPECT_EQ(bench::series_value(after, unflushed), bench::series_value(before, unflushed) + 1);
+  EXPECT_GE(bench::series_value(after, flushed), bench::series_value(before, flushed) + 1);
+  for (const char* kind : {"flushed", "unflushed"}) {
+    const std::string group = std::string("{group=\"") + kind + '"';
+    const std::string answered =
+        "exactly_commit_group_request_seconds_total" + group + ",step=\"answered\"}";
+    EXPECT_GT(bench::series_value(after, answered), bench::series_value(before, answered)) << kind;
+    EXPECT_GT(
+        bench::series_value(after, "exactly_commit_group_commit_seconds_total" + group + "}"),
+        bench::series_value(before, "exactly_commit_group_commit_seconds_total" + group + "}"))
+        << kind;
+  }
 }
 
 TEST_F(server_flush, flush_every_commit_flushes_puts_and_deletes_too) {
@@ -271,6 +305,54 @@ TEST_F(flushed_groups, storage_work_behind_an_open_unflushed_group_commits_it_th
   EXPECT_EQ(storage.group_counts().groups, 1);
   EXPECT_EQ(storage.group_counts().unflushed, 1);
   EXPECT_EQ(rows(), 3);
+}
+
+TEST_F(flushed_groups, each_kind_of_group_keeps_where_its_requests_time_went) {
+  // Two PUTs and three POSTs handed to a storage thread that starts 20 ms later; each runs 5 ms.
+  // The PUTs' unflushed group, committed when the first POST joins; then the POSTs' flushed one.
+  server::storage_executor storage(db_, true);
+  const auto member = [&](commit_flush f) -> asio::awaitable<void> {
+    const auto [failure, answer] = co_await storage.run_in_commit_group(
+        [&] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          db_.exec("INSERT INTO t VALUES (1)");
+          return 1;
+        },
+        true, f);
+    answered_ += answer.value_or(0);
+  };
+  for (const commit_flush f :
+       {commit_flush::may_defer, commit_flush::may_defer, commit_flush::required,
+        commit_flush::required, commit_flush::required})
+    asio::co_spawn(io_, member(f), asio::detached);
+  io_.poll();  // all five handed over
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  storage.start();
+  io_.run();
+  storage.stop([] {});
+  ASSERT_EQ(answered_, 5);
+
+  const server::group_stats st = storage.group_counts();
+  const server::group_times& un = st.unflushed_times;
+  const server::group_times& fl = st.flushed_times;
+  EXPECT_EQ(st.groups, 2);
+  EXPECT_EQ(un.requests, 2);
+  EXPECT_EQ(un.commits, 1);
+  EXPECT_EQ(fl.requests, 3);
+  EXPECT_EQ(fl.commits, 1);
+  // Each waited the 20 ms and for the members ahead of it: a PUT for the other one's 5 ms.
+  EXPECT_GE(un.waiting_us, 2 * 20'000 + 5'000);
+  EXPECT_GE(un.running_us, 2 * 5'000);
+  // Answered once both had run: 30 ms each at least.
+  EXPECT_GE(un.answered_us, 2 * 30'000);
+  EXPECT_GE(un.answered_us, un.waiting_us + un.running_us - un.requests);  // whole µs each
+  // A POST waited for both PUTs (and their COMMIT), and for the POSTs ahead of it.
+  EXPECT_GE(fl.waiting_us, 3 * 30'000 + 5'000 + 10'000);
+  EXPECT_GE(fl.running_us, 3 * 5'000);
+  EXPECT_GE(fl.answered_us, 3 * (30'000 + 15'000));
+  EXPECT_GE(fl.answered_us, fl.waiting_us + fl.running_us - fl.requests);
+  EXPECT_GT(fl.commit_us, 0);
+  EXPECT_GT(un.commit_us, 0);
 }
 
 }  // namespace

@@ -246,7 +246,9 @@ TEST(storage_lanes, user_routes_take_the_connections_in_turn_and_metrics_count_t
   echo_server server(cfg);
   pg::connection audit({cfg.postgres});
   audit_writers(audit, "plain_writes");
+  const std::string timed = R"(exactly_commit_group_requests_timed_total{group="flushed"})";
   const std::int64_t before = server.metric("exactly_commit_group_requests_total");
+  const std::int64_t timed_before = server.metric(timed);
   http_client c(server.port());
   constexpr int requests = 30;
   for (int i = 0; i < requests; ++i)
@@ -254,8 +256,10 @@ TEST(storage_lanes, user_routes_take_the_connections_in_turn_and_metrics_count_t
   EXPECT_EQ(audit.query_int64("SELECT count(*) FROM lane_audit"), requests);
   EXPECT_EQ(audit.query_int64("SELECT count(DISTINCT pid) FROM lane_audit"),
             static_cast<std::int64_t>(connections));
-  // One after the other, each request was a commit group of its own, on whichever connection.
+  // One after the other, each request was a commit group of its own, on whichever connection;
+  // the times of each connection's are added up too.
   EXPECT_EQ(server.metric("exactly_commit_group_requests_total") - before, requests);
+  EXPECT_EQ(server.metric(timed) - timed_before, requests);
 }
 
 // connector_options::postgres_unflushed_lane: the staged rows and the tombstones of the PUTs and

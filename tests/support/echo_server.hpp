@@ -76,7 +76,8 @@ class echo_server {
   std::int64_t deliveries(const std::string& id);
   std::int64_t outbox_pending();
   std::string metrics() { return http_->metrics_text(); }
-  // The value of the unlabelled metric `name` in metrics(); -1 when it has no such line.
+  // The whole-number value of the series `name` (with its labels, if it has any) in metrics();
+  // -1 when it has no such line.
   std::int64_t metric(const std::string& name);
   void stop() { http_->stop(); }
   server::connector& connector() { return *connector_; }
