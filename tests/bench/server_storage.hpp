@@ -5,6 +5,7 @@
 #include "bench_types.hpp"
 
 #include <http_client.hpp>
+#include <metrics_text.hpp>
 
 #include <array>
 #include <cstdint>
@@ -20,33 +21,29 @@ struct group_sums {
 // Both kinds, added up over the servers: [0] flushed, [1] unflushed.
 using storage_sums = std::array<group_sums, 2>;
 
-// The value of the line of Prometheus text `text` that starts with `series` and a space (0 when
-// there is none).
-inline double series_value(const std::string& text, const std::string& series) {
-  const std::size_t at = text.find("\n" + series + ' ');
-  return at == std::string::npos ? 0 : std::stod(text.substr(at + series.size() + 2));
-}
-
-// The storage sums of the servers listening on `ports`, scraped now.
+// The storage sums of the servers listening on `ports`, scraped now (a line missing counts 0).
 inline storage_sums read_storage_sums(const std::vector<std::uint16_t>& ports) {
   storage_sums sums{};
   for (const std::uint16_t port : ports) {
     const std::string text = test::http_client(port).request("GET", "/metrics").body;
-    const double all_groups = series_value(text, "exactly_commit_groups_total");
-    const double unflushed_groups = series_value(text, "exactly_commit_groups_unflushed_total");
+    const auto value = [&](const std::string& series) {
+      return test::series_value(text, series, 0);
+    };
+    const double all_groups = value("exactly_commit_groups_total");
+    const double unflushed_groups = value("exactly_commit_groups_unflushed_total");
     for (std::size_t k = 0; k < sums.size(); ++k) {
       const std::string group = std::string("{group=\"") + (k == 0 ? "flushed" : "unflushed") + '"';
       const auto seconds = [&](const char* step) {
-        return series_value(
-            text, "exactly_commit_group_request_seconds_total" + group + ",step=\"" + step + "\"}");
+        return value("exactly_commit_group_request_seconds_total" + group + ",step=\"" + step +
+                     "\"}");
       };
       group_sums& s = sums[k];
-      s.requests += series_value(text, "exactly_commit_group_requests_timed_total" + group + "}");
+      s.requests += value("exactly_commit_group_requests_timed_total" + group + "}");
       s.waiting += seconds("waiting");
       s.running += seconds("running");
       s.answered += seconds("answered");
       s.groups += k == 0 ? all_groups - unflushed_groups : unflushed_groups;
-      s.commit += series_value(text, "exactly_commit_group_commit_seconds_total" + group + "}");
+      s.commit += value("exactly_commit_group_commit_seconds_total" + group + "}");
     }
   }
   return sums;

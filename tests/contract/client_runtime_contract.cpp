@@ -2,11 +2,12 @@
 // out idle_poll; its metrics count handler attempts and read the database's gauges.
 #include "client_contracts.hpp"
 
+#include <metrics_text.hpp>
+
 #include <exactly/client/runtime.hpp>
 
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -88,16 +89,6 @@ TEST_P(runtime_contract, a_handlers_worker_that_committed_wakes_the_others) {
   EXPECT_EQ(outside.queued(), 0) << "a worker waited out its idle poll";
   std::lock_guard lock(m);
   EXPECT_EQ(ran_slow.size(), 2u) << "only one handlers' worker ran the messages sent";
-}
-
-// The value of the series `series` (name and labels, as printed) in `text`; -1 when absent.
-double series_value(const std::string& text, const std::string& series) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(series + " ", 0) == 0)
-      return std::stod(line.substr(series.size() + 1));
-  }
-  return -1;
 }
 
 TEST_P(runtime_contract, metrics_count_attempts_and_read_the_queues_from_the_database) {

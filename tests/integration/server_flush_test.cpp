@@ -5,8 +5,8 @@
 
 #include <echo_server.hpp>
 #include <http_client.hpp>
+#include <metrics_text.hpp>
 #include <requests.hpp>
-#include <server_storage.hpp>
 #include <slow_sync_vfs.hpp>
 
 #include "server/src/commit_group.hpp"
@@ -140,18 +140,17 @@ TEST_F(server_flush, metrics_show_the_groups_times_as_they_are_now) {
   const std::string id = request_id::mint(s.now_ms()).to_string();
   counted(s, "PUT", id, 201);
   counted(s, "POST", id, 200);
-  const std::string after = scrape();  // well within the second the row figures are kept
-  ASSERT_GE(bench::series_value(before, unflushed), 1);  // the warm-up's PUT and DELETE
-  EXPECT_EQ(bench::series_value(after, unflushed), bench::series_value(before, unflushed) + 1);
-  EXPECT_GE(bench::series_value(after, flushed), bench::series_value(before, flushed) + 1);
+  const std::string after = scrape();             // well within the second the row figures are kept
+  ASSERT_GE(series_value(before, unflushed), 1);  // the warm-up's PUT and DELETE
+  EXPECT_EQ(series_value(after, unflushed), series_value(before, unflushed) + 1);
+  EXPECT_GE(series_value(after, flushed), series_value(before, flushed) + 1);
   for (const char* kind : {"flushed", "unflushed"}) {
     const std::string group = std::string("{group=\"") + kind + '"';
     const std::string answered =
         "exactly_commit_group_request_seconds_total" + group + ",step=\"answered\"}";
-    EXPECT_GT(bench::series_value(after, answered), bench::series_value(before, answered)) << kind;
-    EXPECT_GT(
-        bench::series_value(after, "exactly_commit_group_commit_seconds_total" + group + "}"),
-        bench::series_value(before, "exactly_commit_group_commit_seconds_total" + group + "}"))
+    EXPECT_GT(series_value(after, answered), series_value(before, answered)) << kind;
+    EXPECT_GT(series_value(after, "exactly_commit_group_commit_seconds_total" + group + "}"),
+              series_value(before, "exactly_commit_group_commit_seconds_total" + group + "}"))
         << kind;
   }
 }

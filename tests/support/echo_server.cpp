@@ -1,4 +1,6 @@
 #include "echo_server.hpp"
+
+#include "metrics_text.hpp"
 #include "pg_cluster.hpp"
 
 #include <exactly/common/clock.hpp>
@@ -100,15 +102,7 @@ std::int64_t echo_server::now_ms() const {
 }
 
 std::int64_t echo_server::metric(const std::string& name) {
-  const std::string text = metrics();
-  const std::string line_start = name + " ";
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t end = std::min(text.find('\n', at), text.size());
-    if (text.compare(at, line_start.size(), line_start) == 0)
-      return std::stoll(text.substr(at + line_start.size(), end - at - line_start.size()));
-    at = end + 1;
-  }
-  return -1;
+  return static_cast<std::int64_t>(series_value(metrics(), name));
 }
 
 server::sweep_result echo_server::sweep() {
