@@ -19,12 +19,12 @@ namespace exactly::bench {
 // Runs `op(slot)` in `concurrency` threads for the warm-up, then measures for `seconds`; the
 // server figures add up the processes of `servers`. `wal`, when given, reads PostgreSQL's count
 // of WAL syncs and their milliseconds so far (nullopt: not read), for the measured time's;
-// `storage`, the servers' storage sums so far (server_storage.hpp).
+// `storage`, the servers' storage sums so far (server_storage.hpp; nullopt: not read).
 template <class Op>
 figures measure(const std::string& name, int concurrency, const settings& s,
                 const std::vector<pid_t>& servers, Op op,
                 const std::function<std::optional<wal_syncs>()>& wal = {},
-                const std::function<storage_sums()>& storage = {}) {
+                const std::function<std::optional<storage_sums>()>& storage = {}) {
   std::atomic<int> phase{0};  // 0 warm-up, 1 measuring, 2 stop
   std::vector<std::vector<double>> lat(concurrency);
   std::vector<long> errors(concurrency, 0);
@@ -55,7 +55,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   bench::reset_peak_rss(getpid());
   const double server_cpu0 = server_cpu_seconds(), client_cpu0 = bench::cpu_seconds(getpid());
   const std::optional<wal_syncs> wal0 = wal ? wal() : std::nullopt;
-  const storage_sums storage0 = storage ? storage() : storage_sums{};
+  const std::optional<storage_sums> storage0 = storage ? storage() : std::nullopt;
   const auto t0 = clock_type::now();
   phase = 1;
   if constexpr (requires { op.steps; }) {
@@ -70,7 +70,7 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   }
   const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
   const std::optional<wal_syncs> wal1 = wal ? wal() : std::nullopt;
-  const storage_sums storage1 = storage ? storage() : storage_sums{};
+  const std::optional<storage_sums> storage1 = storage ? storage() : std::nullopt;
   const double server_cpu = server_cpu_seconds() - server_cpu0;
   const double client_cpu = bench::cpu_seconds(getpid()) - client_cpu0;
   for (auto& t : threads)
@@ -100,8 +100,10 @@ figures measure(const std::string& name, int concurrency, const settings& s,
     for (const auto& c : op.steps)
       f.steps.push_back(c->figures());
   }
-  for (step_figures& kind : storage_steps(storage0, storage1))
-    f.steps.push_back(std::move(kind));
+  if (storage0 && storage1) {
+    for (step_figures& kind : storage_steps(*storage0, *storage1))
+      f.steps.push_back(std::move(kind));
+  }
   if (wal0 && wal1)
     f.wal = wal_syncs{wal1->syncs - wal0->syncs, wal1->ms - wal0->ms};
   return f;
