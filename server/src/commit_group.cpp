@@ -20,8 +20,8 @@ group_times& group_times::operator+=(const group_times& o) {
   requests += o.requests;
   waiting_us += o.waiting_us;
   running_us += o.running_us;
+  committed_us += o.committed_us;
   answered_us += o.answered_us;
-  commits += o.commits;
   commit_us += o.commit_us;
   return *this;
 }
@@ -76,6 +76,7 @@ void commit_groups::note_times(const group& g, std::chrono::steady_clock::time_p
   ++t.requests;
   t.waiting_us += micros(began - handed_over);
   t.running_us += micros(ran - began);
+  t.committed_us += micros(g.answerable - handed_over);
   t.answered_us += micros(now - handed_over);
 }
 
@@ -104,9 +105,7 @@ void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
     ++stats_.groups;
     if (g->unflushed)
       ++stats_.unflushed;
-    group_times& t = g->unflushed ? stats_.unflushed_times : stats_.flushed_times;
-    ++t.commits;
-    t.commit_us += commit_us;
+    (g->unflushed ? stats_.unflushed_times : stats_.flushed_times).commit_us += commit_us;
     stats_.requests += g->size;
     stats_.largest = std::max(stats_.largest, g->size);
   } else {
@@ -114,12 +113,14 @@ void commit_groups::flush(const std::shared_ptr<group>& g) noexcept {
   }
   counting.unlock();
   if (!g->sync_later) {
+    g->answerable = std::chrono::steady_clock::now();
     g->committed.cancel();
     return;
   }
   syncer_->committed(seq, [g](bool synced) {
     if (!synced)
       g->committed_ok = false;  // committed, but not known to be on disk: not answered
+    g->answerable = std::chrono::steady_clock::now();
     g->committed.cancel();
   });
 }

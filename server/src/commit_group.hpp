@@ -31,13 +31,14 @@ namespace exactly::server {
 // Where the time of one kind of committed group (flushed or unflushed) went, in microseconds
 // summed over its requests and over its COMMITs.
 struct group_times {
-  std::int64_t requests = 0;     // the requests timed: every member of a committed group
-  std::int64_t waiting_us = 0;   // from being handed to the storage thread until its turn began
-  std::int64_t running_us = 0;   // its own function: its statements
-  std::int64_t answered_us = 0;  // from being handed over until its group could be answered
-                                 // (committed, and on disk unless unflushed)
-  std::int64_t commits = 0;      // the groups' COMMITs
-  std::int64_t commit_us = 0;    // their time (a background sync's wait not in it)
+  std::int64_t requests = 0;  // the requests timed: the members of committed groups whose
+                              // function returned
+  // From being handed to the storage thread: until its turn began (its group's BEGIN in it, if
+  // it opened the group); its own function (its statements); until its group was committed (and
+  // on disk unless unflushed); until its answer left the storage thread, behind what was queued
+  // there before.
+  std::int64_t waiting_us = 0, running_us = 0, committed_us = 0, answered_us = 0;
+  std::int64_t commit_us = 0;  // the groups' COMMITs (a background sync's wait not in it)
   group_times& operator+=(const group_times& o);
 };
 
@@ -156,6 +157,7 @@ class commit_groups {
     bool unflushed = false;   // began unflushed: only commit_flush::may_defer members join it
     bool ended = false;       // flush() has run
     bool sync_later = false;  // flushed, by the wal_syncer after its COMMIT
+    std::chrono::steady_clock::time_point answerable{};  // committed, and synced if sync_later
     std::vector<std::string> posted;  // sync_later: keys of its POSTs (note_post)
     std::int64_t size = 0;
   };
@@ -176,7 +178,7 @@ class commit_groups {
   // may_defer member arriving at a flushed group does the same the other way round.
   std::shared_ptr<group> join(commit_flush member);
   // Adds a member of committed `g` to its kind's times (group_times): handed over, begun, and its
-  // function returned at `ran`; answerable now.
+  // function returned at `ran`; its answer leaves now.
   void note_times(const group& g, std::chrono::steady_clock::time_point handed_over,
                   std::chrono::steady_clock::time_point began,
                   std::chrono::steady_clock::time_point ran);

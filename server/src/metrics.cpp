@@ -3,12 +3,13 @@
 
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 namespace exactly::server {
 namespace {
 
 // Microseconds as seconds, every digit kept (a counter of a long-lived server grows large).
-std::string seconds(std::int64_t us) {
+std::string as_seconds(std::int64_t us) {
   char text[32];
   std::snprintf(text, sizeof text, "%.6f", static_cast<double>(us) / 1e6);
   return text;
@@ -69,16 +70,17 @@ std::string metrics::render(const storage_figures& f) const {
   const std::pair<const char*, const group_times*> kinds[] = {
       {"flushed", &groups.flushed_times}, {"unflushed", &groups.unflushed_times}};
   o << "# HELP exactly_commit_group_request_seconds_total Time the requests of committed groups"
-       " spent on the storage thread, summed, by group (flushed, unflushed) and step: waiting"
-       " (handed over, not yet begun), running (its own statements), answered (handed over until"
-       " its group could be answered).\n"
+       " spent from being handed to the storage thread, summed, by group (flushed, unflushed) and"
+       " step: waiting (until begun), running (its own statements), committed (until its group"
+       " was committed, and on disk if flushed), answered (until its answer left the storage"
+       " thread).\n"
        "# TYPE exactly_commit_group_request_seconds_total counter\n";
   for (const auto& [kind, t] : kinds) {
     for (const auto& [step, us] :
          {std::pair{"waiting", t->waiting_us}, std::pair{"running", t->running_us},
-          std::pair{"answered", t->answered_us}}) {
+          std::pair{"committed", t->committed_us}, std::pair{"answered", t->answered_us}}) {
       o << "exactly_commit_group_request_seconds_total{group=\"" << kind << "\",step=\"" << step
-        << "\"} " << seconds(us) << '\n';
+        << "\"} " << as_seconds(us) << '\n';
     }
   }
   o << "# HELP exactly_commit_group_requests_timed_total The requests those times add up.\n"
@@ -90,7 +92,7 @@ std::string metrics::render(const storage_figures& f) const {
        "# TYPE exactly_commit_group_commit_seconds_total counter\n";
   for (const auto& [kind, t] : kinds)
     o << "exactly_commit_group_commit_seconds_total{group=\"" << kind << "\"} "
-      << seconds(t->commit_us) << '\n';
+      << as_seconds(t->commit_us) << '\n';
   counter("exactly_clock_step_backs_total",
           "Times the system clock fell behind the highest time the protocol has used (it then "
           "decides with that time until the clock catches up).",

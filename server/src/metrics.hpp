@@ -13,7 +13,8 @@
 
 namespace exactly::server {
 
-// What a scrape reads on the storage thread: the connector's counters and the row gauges.
+// What a scrape shows: the connector's counters and the row gauges, read on the storage thread,
+// and the commit groups' counts and times (any thread).
 struct storage_figures {
   connector_stats stats;
   state_counts rows;

@@ -69,8 +69,9 @@ class request_dispatch {
                                                const std::string& certificate_sha256);
   // An answer known at once.
   static net::asio::awaitable<beast_response> answered(beast_response res);
-  // /metrics: the storage figures read on the storage thread (O(1): counters, no scan) when the
-  // last reading is older than metrics_max_age and none is under way, rendered here.
+  // /metrics: the commit groups' figures as they are now, and the storage figures read on the
+  // storage thread (O(1): counters, no scan) when the last reading is older than
+  // metrics_max_age and none is under way, rendered here.
   net::asio::awaitable<beast_response> metrics_page(unsigned version);
   // The figures a scrape reads on the storage thread (storage thread).
   storage_figures read_figures();

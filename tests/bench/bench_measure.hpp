@@ -53,9 +53,10 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   for (pid_t p : servers)
     bench::reset_peak_rss(p);
   bench::reset_peak_rss(getpid());
+  // Scraped ahead of the CPU readings, so the scrapes' CPU is not the scenario's.
+  const std::optional<storage_sums> storage0 = storage ? storage() : std::nullopt;
   const double server_cpu0 = server_cpu_seconds(), client_cpu0 = bench::cpu_seconds(getpid());
   const std::optional<wal_syncs> wal0 = wal ? wal() : std::nullopt;
-  const std::optional<storage_sums> storage0 = storage ? storage() : std::nullopt;
   const auto t0 = clock_type::now();
   phase = 1;
   if constexpr (requires { op.steps; }) {
@@ -70,9 +71,9 @@ figures measure(const std::string& name, int concurrency, const settings& s,
   }
   const double elapsed = std::chrono::duration<double>(clock_type::now() - t0).count();
   const std::optional<wal_syncs> wal1 = wal ? wal() : std::nullopt;
-  const std::optional<storage_sums> storage1 = storage ? storage() : std::nullopt;
   const double server_cpu = server_cpu_seconds() - server_cpu0;
   const double client_cpu = bench::cpu_seconds(getpid()) - client_cpu0;
+  const std::optional<storage_sums> storage1 = storage ? storage() : std::nullopt;
   for (auto& t : threads)
     t.join();
   figures f{.scenario = name, .concurrency = concurrency};

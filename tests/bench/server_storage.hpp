@@ -14,9 +14,11 @@
 
 namespace exactly::bench {
 
-// The sums /metrics shows for one kind of commit group (flushed or unflushed), in seconds.
+// The sums /metrics shows for one kind of commit group (flushed or unflushed): the requests
+// timed and the groups, and the seconds of each step and of the COMMITs.
 struct group_sums {
-  double requests = 0, waiting = 0, running = 0, answered = 0, groups = 0, commit = 0;
+  double requests = 0, groups = 0;
+  double waiting = 0, running = 0, committed = 0, answered = 0, commit = 0;
 };
 // Both kinds, added up over the servers: [0] flushed, [1] unflushed.
 using storage_sums = std::array<group_sums, 2>;
@@ -41,6 +43,7 @@ inline storage_sums read_storage_sums(const std::vector<std::uint16_t>& ports) {
       s.requests += value("exactly_commit_group_requests_timed_total" + group + "}");
       s.waiting += seconds("waiting");
       s.running += seconds("running");
+      s.committed += seconds("committed");
       s.answered += seconds("answered");
       s.groups += k == 0 ? all_groups - unflushed_groups : unflushed_groups;
       s.commit += value("exactly_commit_group_commit_seconds_total" + group + "}");
@@ -50,8 +53,8 @@ inline storage_sums read_storage_sums(const std::vector<std::uint16_t>& ports) {
 }
 
 // What the servers' requests did between `before` and `after`, per kind of group that had any:
-// a request's mean ms waiting, running and until answered, a group's mean COMMIT, and the mean
-// requests a group.
+// a request's mean ms waiting, running, until committed and until answered, a group's mean
+// COMMIT, and the mean requests a group.
 inline std::vector<step_figures> storage_steps(const storage_sums& before,
                                                const storage_sums& after) {
   std::vector<step_figures> out;
@@ -68,6 +71,7 @@ inline std::vector<step_figures> storage_steps(const storage_sums& before,
                    "server_requests_per_" + kind + "_group",
                    {{"waiting", ms_each(a.waiting - b.waiting)},
                     {"running", ms_each(a.running - b.running)},
+                    {"committed", ms_each(a.committed - b.committed)},
                     {"answered", ms_each(a.answered - b.answered)},
                     {"COMMIT", 1000 * (a.commit - b.commit) / groups}},
                    requests / groups,

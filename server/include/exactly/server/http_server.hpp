@@ -88,7 +88,8 @@ struct server_options {
   bool metrics_need_key = false;
   // The row gauges and connector counters a scrape shows are read on the storage thread at most
   // once per this age (concurrent scrapes share a reading): a scrape loop cannot take the
-  // storage thread from requests. Request counters are always current. 0: every scrape reads.
+  // storage thread from requests. Request counters, and the commit groups' counts and times,
+  // are always current. 0: every scrape reads.
   std::chrono::milliseconds metrics_max_age{1000};
   access_log_options access_log{};
   // Off by default. NEVER in production: lets whoever has its key move the server's clock and run
