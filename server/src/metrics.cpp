@@ -33,10 +33,9 @@ void metrics::count_problem(errc e) {
     problems_[i]++;
 }
 
-std::string metrics::render(const storage_figures& f) const {
+std::string metrics::render(const storage_figures& f, const group_stats& groups) const {
   const connector_stats& s = f.stats;
   const state_counts& rows = f.rows;
-  const group_stats& groups = f.groups;
   std::ostringstream o;
   auto counter = [&o](const char* name, const char* help, std::int64_t v) {
     o << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n"

@@ -13,14 +13,12 @@
 
 namespace exactly::server {
 
-// What a scrape shows: the connector's counters and the row gauges, read on the storage thread,
-// and the commit groups' counts and times (any thread).
+// What a scrape reads on the storage thread: the connector's counters and the row gauges.
 struct storage_figures {
   connector_stats stats;
   state_counts rows;
   std::int64_t outbox_pending = 0;
   std::int64_t dead_letters = 0;
-  group_stats groups;
 };
 
 class metrics {
@@ -33,8 +31,9 @@ class metrics {
   void count_tls_handshake_failure() { tls_handshake_failures_++; }
   void count_connection_refused() { connections_refused_++; }
   void count_tls_handshake_refused() { tls_handshakes_refused_++; }
-  // Prometheus text: `figures` (read on the storage thread) with this object's counters.
-  std::string render(const storage_figures& figures) const;
+  // Prometheus text: `figures` (read on the storage thread) and the commit groups' `groups` (as
+  // they are now), with this object's counters.
+  std::string render(const storage_figures& figures, const group_stats& groups) const;
 
  private:
   std::array<std::atomic<std::int64_t>, 6> by_class_{};                        // index status/100

@@ -67,11 +67,11 @@ beast_response request_dispatch::reply(interaction_response r, unsigned version)
 
 storage_figures request_dispatch::read_figures() {
   return storage_figures{connector_.stats(), connector_.counts(), connector_.outbox_pending(),
-                         connector_.dead_letters(), storage_.group_counts()};
+                         connector_.dead_letters()};
 }
 
 std::string request_dispatch::render_metrics() {
-  return counters_.render(read_figures());
+  return counters_.render(read_figures(), storage_.group_counts());
 }
 
 asio::awaitable<beast_response> request_dispatch::respond(beast_request& req,
@@ -221,9 +221,7 @@ asio::awaitable<beast_response> request_dispatch::metrics_page(unsigned version)
     figures_read_at_ = asked_at;
   }
   // The commit groups' counts and times are kept in memory: shown as they are now.
-  storage_figures shown = *figures_;
-  shown.groups = storage_.group_counts();
-  std::string text = counters_.render(shown);
+  std::string text = counters_.render(*figures_, storage_.group_counts());
   co_return to_beast(http_response{200, "text/plain; version=0.0.4", std::move(text), {}}, version);
 }
 
