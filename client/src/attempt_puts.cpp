@@ -8,6 +8,8 @@
 #include <exactly/common/backoff.hpp>
 #include <exactly/common/crash_point.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -42,15 +44,15 @@ std::optional<std::int64_t> attempt_puts::send(const journal_entry& put,
                                                std::string_view content_type,
                                                std::string_view body) {
   // Journaled before the PUT goes out: DELETEd later if this attempt does not commit, even after
-  // a crash (put_wait::before_commit: a PUT of an attempt that does not commit never goes out).
+  // a crash (unless in the handler: a PUT of an attempt that does not commit never goes out).
   // The attempt is marked running (PostgreSQL) before its entry exists, so the orphan recovery
   // never takes an entry whose attempt may still commit. A PUT sent with the batch defers its lock
   // to the next round trip, at the latest launch()'s query of the rows, before it journals
   // anything.
-  hold_attempt(core_.db, put.request_id, wait_ == put_wait::before_commit);
+  hold_attempt(core_.db, put.request_id, wait_ != put_wait::in_handler);
   attempt_.push_back(put);
   http_call call{"PUT", put.url, std::string(content_type), std::string(body)};
-  if (wait_ == put_wait::before_commit) {  // journaled and sent with the batch's other PUTs
+  if (wait_ != put_wait::in_handler) {  // journaled and sent with the batch's other PUTs
     awaited_.push_back({put.request_id, std::move(call), {}, handler_});
     return std::nullopt;
   }
@@ -102,7 +104,7 @@ void attempt_puts::queue_deletes(const std::vector<journal_entry>& puts, invocat
 }
 
 void attempt_puts::end_failed_attempt(lifecycle_event failure) {
-  if (wait_ == put_wait::before_commit) {
+  if (wait_ != put_wait::in_handler) {
     // Its PUTs have not gone out (launch() has not run): dropped, with nothing to DELETE.
     std::erase_if(awaited_, [this](const awaited_put& p) { return p.handler == handler_; });
     return;
@@ -148,18 +150,12 @@ bool attempt_puts::staged_for_commit() {
     return true;
   }
   launch();
+  if (wait_ == put_wait::never)
+    return true;  // its POSTs tell what the PUTs left (observe_unawaited)
   // Only the PUTs of committed handlers whose invocation rows stand are left; each must be staged.
   bool all_staged = true;
   for (awaited_put& p : awaited_) {
-    http_result answer;
-    try {
-      answer = p.answer.get();
-    } catch (const std::exception& e) {  // a transport's own failure: no answer, sent again
-      answer.transport_failed = true;
-      answer.error = e.what();
-    }
-    note_request(core_.metrics.get(), p.call.method, answer);
-    const put_result r = send_until_answered(p.call, std::move(answer));
+    const put_result r = send_until_answered(p.call, answer_of(p));
     if (r.step.next != invocation_state::staged) {
       all_staged = false;
       continue;
@@ -170,6 +166,37 @@ bool attempt_puts::staged_for_commit() {
   if (all_staged && !awaited_.empty())
     crash_point("client.after_put_before_commit");
   return all_staged;
+}
+
+http_result attempt_puts::answer_of(awaited_put& p) {
+  http_result answer;
+  try {
+    answer = p.answer.get();
+  } catch (const std::exception& e) {  // a transport's own failure: no answer
+    answer.transport_failed = true;
+    answer.error = e.what();
+  }
+  note_request(core_.metrics.get(), p.call.method, answer);
+  return answer;
+}
+
+void attempt_puts::observe_unawaited() {
+  if (wait_ != put_wait::never)
+    return;
+  for (awaited_put& p : awaited_) {
+    // Committed with its PUT unanswered (lifecycle_event::handler_committed_unanswered): its row
+    // is post_pending, and its POST (perhaps out by now) tells what the PUT left. The answer is
+    // only counted, and a refusal logged.
+    const http_result answer = answer_of(p);
+    if (on_event(invocation_state::put_sent, answer_event(answer)).action ==
+        lifecycle_action::fail_handler) {
+      spdlog::warn(
+          "invoke_http {} (put_wait::never): the invocation committed; its POSTs re-PUT it until "
+          "the server stages it or the id is too old",
+          describe_answer("PUT", answer));
+    }
+  }
+  awaited_.clear();
 }
 
 void attempt_puts::abandon_batch() {

@@ -2,7 +2,8 @@
 // The PUTs of a batch's handler attempts: journaled before they are sent, then sent and awaited
 // either in the handler (put_wait::in_handler) or all together once the batch's handlers have run,
 // before it commits (put_wait::before_commit: journaled in one commit, and a failed attempt's PUTs
-// never go out), and given a cleanup DELETE when their attempt does not commit.
+// never go out; put_wait::never: as that, but not awaited), and given a cleanup DELETE when their
+// attempt does not commit.
 
 #include "attempt_journal.hpp"
 #include "endpoint_core.hpp"
@@ -38,8 +39,12 @@ class attempt_puts {
   // of committed handlers whose invocation rows stand in one commit, sends them all and waits for
   // them; true when each is staged, whose retention it then records in its invocation row.
   // put_wait::in_handler: each id PUT without an invocation or cleanup row now gets a DELETE;
-  // always true.
+  // always true. put_wait::never: journals and sends them as before_commit, and returns true at
+  // once.
   bool staged_for_commit();
+  // put_wait::never, once the batch has committed: waits for the answers of the PUTs it sent,
+  // which are counted and, if refused, logged; they change nothing (the POSTs tell).
+  void observe_unawaited();
   // The batch does not commit: each id it PUT gets a DELETE, in the caller's transaction.
   void abandon_batch();
   // The batch ended: its ids belong to invocation or cleanup rows now, not to the journal.
@@ -59,6 +64,8 @@ class attempt_puts {
   // Sends `call` again while the lifecycle asks for it, at most max_put_tries in all; `first` is
   // the answer of a try already made.
   put_result send_until_answered(const http_call& call, std::optional<http_result> first);
+  // The answer `p` awaits (a transport's own failure: none), counted.
+  http_result answer_of(awaited_put& p);
   // put_wait::before_commit: drops the kept PUTs whose invocation rows are gone, journals the
   // others in one commit, then starts them.
   void launch();

@@ -1,6 +1,6 @@
 // Runs a batch of due messages in one transaction: GETs first, handlers in savepoints, PUTs
-// awaited before the commit, the fallback to put_wait::in_handler, and a refused batch's messages
-// run alone.
+// awaited before the commit (or only observed after it, put_wait::never), the fallback to
+// put_wait::in_handler, and a refused batch's messages run alone.
 #include "batch_runner.hpp"
 
 #include "attempt_puts.hpp"
@@ -197,6 +197,7 @@ bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
   if (std::find(committed.begin(), committed.end(), true) != committed.end())
     crash_point("client.after_commit_before_post_or_delete");
   puts.forget();  // their invocation or cleanup rows own them now
+  puts.observe_unawaited();
   return true;
 }
 
@@ -274,8 +275,10 @@ std::size_t run_due_messages(endpoint_core& core, int limit) {
   if (batch.empty())
     return 0;
   const std::vector<prepared_message> prepared = prepare(core, batch);
-  // A batch of one message always waits for its PUTs in the handler.
-  const put_wait wait = batch.size() > 1 ? core.opts.wait_for_put : put_wait::in_handler;
+  // A batch of one message waits for its PUTs in the handler, unless they are never awaited.
+  const put_wait wait = batch.size() > 1 || core.opts.wait_for_put == put_wait::never
+                            ? core.opts.wait_for_put
+                            : put_wait::in_handler;
   std::size_t done = 0;
   try {
     if (!run_batch(core, batch, prepared, now, wait, done, group)) {

@@ -39,6 +39,8 @@ lifecycle_step on_put_sent(event e) {
   switch (e) {
     case event::handler_committed:  // its commit must wait for the PUT's answer
       return {state::put_sent, action::commit_when_staged};
+    case event::handler_committed_unanswered:  // the POST tells what the PUT left (rule 9)
+      return {state::post_pending, action::queue_post};
     case event::handler_failed:
     case event::attempts_exhausted:
     case event::attempt_abandoned:
@@ -51,6 +53,7 @@ lifecycle_step on_put_sent(event e) {
 lifecycle_step on_staged(event e) {
   switch (e) {
     case event::handler_committed:
+    case event::handler_committed_unanswered:
       return {state::post_pending, action::queue_post};
     case event::handler_failed:
     case event::attempts_exhausted:

@@ -74,6 +74,9 @@ enum class lifecycle_event {
   handler_failed,       // the handler attempt failed; the message will be tried again
   attempts_exhausted,   // the handler attempt failed for the last time: error queue
   attempt_abandoned,    // the attempt never committed: batch rolled back, or the process died
+  // The handler's transaction committed without waiting for its PUT's answer (put_wait::never):
+  // the POST may go out at once, and a 404 to it leads to the re-PUT.
+  handler_committed_unanswered,
 };
 
 lifecycle_event answer_event(answer_class a);
@@ -133,16 +136,27 @@ inline constexpr std::array all_states = {
     invocation_state::done,
 };
 inline constexpr std::array all_events = {
-    lifecycle_event::answer_no_answer,   lifecycle_event::answer_stored_response,
-    lifecycle_event::answer_created,     lifecycle_event::answer_ok,
-    lifecycle_event::answer_no_content,  lifecycle_event::answer_credentials_refused,
-    lifecycle_event::answer_not_found,   lifecycle_event::answer_conflict,
-    lifecycle_event::answer_gone,        lifecycle_event::answer_too_old,
-    lifecycle_event::answer_too_large,   lifecycle_event::answer_unprocessable,
-    lifecycle_event::answer_busy,        lifecycle_event::answer_server_error,
-    lifecycle_event::answer_other,       lifecycle_event::put_tries_exhausted,
-    lifecycle_event::handler_committed,  lifecycle_event::handler_failed,
-    lifecycle_event::attempts_exhausted, lifecycle_event::attempt_abandoned,
+    lifecycle_event::answer_no_answer,
+    lifecycle_event::answer_stored_response,
+    lifecycle_event::answer_created,
+    lifecycle_event::answer_ok,
+    lifecycle_event::answer_no_content,
+    lifecycle_event::answer_credentials_refused,
+    lifecycle_event::answer_not_found,
+    lifecycle_event::answer_conflict,
+    lifecycle_event::answer_gone,
+    lifecycle_event::answer_too_old,
+    lifecycle_event::answer_too_large,
+    lifecycle_event::answer_unprocessable,
+    lifecycle_event::answer_busy,
+    lifecycle_event::answer_server_error,
+    lifecycle_event::answer_other,
+    lifecycle_event::put_tries_exhausted,
+    lifecycle_event::handler_committed,
+    lifecycle_event::handler_failed,
+    lifecycle_event::attempts_exhausted,
+    lifecycle_event::attempt_abandoned,
+    lifecycle_event::handler_committed_unanswered,
 };
 
 // Each list holds every value once, in declaration order: a value added to an enum and not here
@@ -156,7 +170,7 @@ constexpr bool lists_every_value(const std::array<E, N>& values, E last) {
   return static_cast<std::size_t>(last) + 1 == N;
 }
 static_assert(lists_every_value(all_states, invocation_state::done));
-static_assert(lists_every_value(all_events, lifecycle_event::attempt_abandoned));
+static_assert(lists_every_value(all_events, lifecycle_event::handler_committed_unanswered));
 
 std::string_view name_of(invocation_state s);
 std::string_view name_of(lifecycle_event e);

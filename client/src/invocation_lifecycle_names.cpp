@@ -72,6 +72,8 @@ std::string_view name_of(lifecycle_event e) {
       return "attempts_exhausted";
     case event::attempt_abandoned:
       return "attempt_abandoned";
+    case event::handler_committed_unanswered:
+      return "handler_committed_unanswered";
   }
   return "?";
 }

@@ -40,6 +40,9 @@
    PUT the same id again (re-PUT, state C_REPUT), and POST again after a 201/200, a 410
    request-consumed, a 404 or no answer; a 410 request-too-old to the re-PUT or a 410 to the POST
    (or a 404/410 to the GET) sends the message to the error queue, and its id is still DELETEd.
+   With UNAWAITED_PUT the handler may also commit with its PUT unanswered (C_AWAIT, rule 9,
+   put_wait::never): it POSTs at once, and the PUT's answer changes nothing (a 404 to the POST
+   leads to the re-PUT).
 
    Checked in every state: an invocation executes at most once (counting the executions no crash
    took back); an id consumed (executed or tombstoned) by a commit that no crash took back is
@@ -61,7 +64,9 @@
    BROKEN_VOLATILE_TOO_OLD (a too-old decision's time is left to the next sweep),
    BROKEN_UNHELD_ANSWER (POST and GET answers go out at once, before the sync of the execution
    they report), BROKEN_GET_UNTRACKED (GET answers go out at once, the posted bits ignored; POST
-   answers are still held: it fails with EARLY_GET). */
+   answers are still held: it fails with EARLY_GET), BROKEN_AWAIT_POST (with UNAWAITED_PUT, the
+   POST goes out before the PUT's answer, and a refusal in that answer still error-queues the
+   message). */
 
 #ifndef K
 #define K 1 /* invocations */
@@ -120,6 +125,7 @@
 #define C_DONE 5
 #define C_ERROR 6   /* in the error queue */
 #define C_REPUT 7   /* a 404 to the POST: the same id PUT again, then POST */
+#define C_AWAIT 8   /* UNAWAITED_PUT: committed with its PUT unanswered */
 
 /* server: what it has committed (a crash takes back what no sync made durable) */
 byte st[N];
@@ -526,7 +532,8 @@ active proctype world() {
          :: hold -> held_clean[i] = true
          :: else -> cleaned[i] = true
          fi
-       :: cid[i / A] == i && ((v == PUT && (cst[i / A] == C_PUTTING || cst[i / A] == C_REPUT)) ||
+       :: cid[i / A] == i && ((v == PUT && (cst[i / A] == C_PUTTING || cst[i / A] == C_REPUT ||
+                                            cst[i / A] == C_AWAIT)) ||
             (v == POST && cst[i / A] == C_POST) ||
 #ifdef EARLY_GET /* a GET's stored response is the POST's outcome; its other answers are ignored */
             (v == GET && cst[i / A] == C_POST && a == OUTCOME) ||
@@ -586,7 +593,21 @@ active proctype world() {
            cleanup[i] = true; cst[k] = C_NEW /* refused: the attempt fails */
          :: send(i, PUT) /* no answer yet: send again */
          :: cleanup[i] = true; cst[k] = C_NEW /* timeout or crash: the journal owes a DELETE */
+#ifdef UNAWAITED_PUT
+         :: cst[k] = C_AWAIT /* put_wait::never: the handler commits, its PUT unanswered */
+#endif
          fi
+#ifdef UNAWAITED_PUT
+       :: cst[k] == C_AWAIT ->
+         i = cid[k];
+         if
+         :: cst[k] = C_POST /* the POST goes out at once; the PUT's answer changes nothing */
+#ifdef BROKEN_AWAIT_POST
+         :: send(i, POST) /* a POST before the PUT's answer, which may then decide: */
+         :: got[k] != NONE && got[k] != STAGED_OK -> error_queue(k, i) /* refused: error queue */
+#endif
+         fi
+#endif
        :: cst[k] == C_POST ->
          i = cid[k];
          if

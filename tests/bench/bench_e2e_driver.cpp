@@ -31,8 +31,9 @@ e2e_driver::e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency,
       done_(concurrency),
       dispatchers_(std::min(concurrency, s.e2e_workers)),
       batch_(s.e2e_batch),
-      wait_for_put_(s.put_in_handler ? client::put_wait::in_handler
-                                     : client::put_wait::before_commit) {
+      wait_for_put_(s.put_in_handler  ? client::put_wait::in_handler
+                    : s.put_unawaited ? client::put_wait::never
+                                      : client::put_wait::before_commit) {
   {
     connection c = open();
     c.db().exec(on_postgres()
@@ -44,8 +45,9 @@ e2e_driver::e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency,
     client::queue_store q(c.db());  // creates the runtime's tables before the workers start
   }
   const std::string host = "127.0.0.1:" + std::to_string(port);
-  requests_ = std::make_shared<step_clock>("client_mean_ms_per_request",
-                                           "client's mean ms per request", request_methods);
+  requests_ =
+      std::make_shared<step_clock>("client_mean_ms_per_request", "client's mean ms per request",
+                                   request_methods, "", "client_requests_per_op");
   transport_ = std::make_shared<timed_transport>(
       client::make_beast_transport({.keys = {{host, bench_api_key(0)}},
                                     .max_per_destination = static_cast<std::size_t>(concurrency)}),

@@ -42,6 +42,7 @@ struct settings {
   int e2e_batch = 64;           // messages or steps a worker commits together
   int e2e_publishers = -1;      // e2e's runtime publisher threads; -1: as many as the dispatchers
   bool put_in_handler = false;  // e2e handlers wait for their PUTs (put_wait::in_handler)
+  bool put_unawaited = false;   // e2e commits with its PUTs under way (put_wait::never)
   long fsync_delay_us = 0;      // a slow disk on both sides (slow_sync_vfs.hpp)
   std::string postgres;         // the server stores in this PostgreSQL schema; "" = SQLite
   std::string client_postgres;  // the e2e client's PostgreSQL schema; "" = SQLite
@@ -66,6 +67,10 @@ struct step_figures {
   std::vector<std::pair<std::string, double>> ms;
   double items = 0;                     // 0: none counted
   std::string items_name = "messages";  // what the items are, in the table
+  // When `counts_key` is set: how many of each phase the measured time held, shown per operation
+  // (the JSON's `counts_key`).
+  std::string counts_key{};
+  std::vector<std::pair<std::string, std::int64_t>> counts{};
 };
 
 struct figures {
@@ -116,6 +121,12 @@ inline nlohmann::json to_json(const figures& f) {
     out[phases.key] = steps;
     if (phases.items > 0 && !phases.items_key.empty())
       out[phases.items_key] = phases.items;
+    if (!phases.counts_key.empty() && f.ops > 0) {
+      nlohmann::json per_op = nlohmann::json::object();
+      for (const auto& [name, n] : phases.counts)
+        per_op[name] = static_cast<double>(n) / static_cast<double>(f.ops);
+      out[phases.counts_key] = per_op;
+    }
   }
   return out;
 }

@@ -168,6 +168,9 @@ int main(int argc, char** argv) {
   app.add_flag(
       "--e2e-put-in-handler", s.put_in_handler,
       "e2e handlers wait for their PUT's answer, one after another (put_wait::in_handler)");
+  app.add_flag("--e2e-put-unawaited", s.put_unawaited,
+               "e2e batches commit with their PUTs under way, and POST at once (put_wait::never)")
+      ->excludes("--e2e-put-in-handler");
   app.add_option("--fsync-delay-us", s.fsync_delay_us,
                  "a slow disk: every SQLite fsync of the server and the client takes this much "
                  "longer, and with --engine postgres every fsync of PostgreSQL's server")
@@ -297,7 +300,9 @@ int main(int argc, char** argv) {
               {"e2e_workers", s.e2e_workers},
               {"e2e_batch", s.e2e_batch},
               {"e2e_publishers", s.e2e_publishers},
-              {"e2e_put_wait", s.put_in_handler ? "in_handler" : "before_commit"},
+              {"e2e_put_wait", s.put_in_handler  ? "in_handler"
+                               : s.put_unawaited ? "never"
+                                                 : "before_commit"},
               {"fsync_delay_us", s.fsync_delay_us},
               {"wal_pages", engine == "postgres" ? json() : json(s.wal_pages)},
               {"postgres_delay_us", postgres_delay_us},
@@ -429,6 +434,12 @@ int main(int argc, char** argv) {
           if (phases.items > 0)
             std::printf(", %.1f %s", phases.items, phases.items_name.c_str());
           std::printf("\n");
+          if (!phases.counts_key.empty() && f.ops > 0) {  // more than one: sent again
+            std::printf("%-30s", "  requests per operation:");
+            for (const auto& [step, n] : phases.counts)
+              std::printf(" %s %.3f", step.c_str(), static_cast<double>(n) / f.ops);
+            std::printf("\n");
+          }
         }
         if (f.wal && f.wal->syncs > 0) {  // the operations a sync carried, and how busy
           std::printf("%-30s %ld, %.1f ops a sync", "  PostgreSQL's WAL syncs:", f.wal->syncs,

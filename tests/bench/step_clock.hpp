@@ -24,17 +24,19 @@ inline const std::vector<std::string> request_methods{"PUT", "POST", "GET", "DEL
 struct step_clock {
   static constexpr std::size_t most = 6;
   // `key` names the figures in the JSON, `label` in the table, `items_key` the items' mean in
-  // the JSON ("" if none are counted); at most `most` names.
+  // the JSON ("" if none are counted), `counts_key` the phases' counts per operation ("" if not
+  // shown); at most `most` names.
   step_clock(std::string key, std::string label, std::vector<std::string> names,
-             std::string items_key = "")
+             std::string items_key = "", std::string counts_key = "")
       : key(std::move(key)),
         label(std::move(label)),
         items_key(std::move(items_key)),
+        counts_key(std::move(counts_key)),
         names(std::move(names)) {
     if (this->names.size() > most)
       throw std::logic_error("step_clock: more phases than it counts");
   }
-  const std::string key, label, items_key;
+  const std::string key, label, items_key, counts_key;
   const std::vector<std::string> names;
   std::atomic<bool> on{false};
   std::atomic<std::int64_t> us[most]{}, count[most]{}, items{0}, carriers{0};
@@ -50,10 +52,13 @@ struct step_clock {
   }
   step_figures figures() const {
     step_figures f{key, label, items_key, {}, 0};
+    f.counts_key = counts_key;
     for (std::size_t k = 0; k < names.size(); ++k) {
-      if (count[k] > 0)
-        f.ms.emplace_back(names[k],
-                          static_cast<double>(us[k]) / 1000.0 / static_cast<double>(count[k]));
+      if (count[k] == 0)
+        continue;
+      f.ms.emplace_back(names[k],
+                        static_cast<double>(us[k]) / 1000.0 / static_cast<double>(count[k]));
+      f.counts.emplace_back(names[k], count[k].load());
     }
     if (carriers > 0)
       f.items = static_cast<double>(items) / static_cast<double>(carriers);

@@ -19,18 +19,20 @@
 #include <thread>
 
 int main(int argc, char** argv) {
-  bool in_handler = false, queued_follow_up = false, known = argc >= 4;
+  bool in_handler = false, put_never = false, queued_follow_up = false, known = argc >= 4;
   for (int i = 4; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "in-handler")
       in_handler = true;
+    else if (flag == "put-never")
+      put_never = true;
     else if (flag == "queued-follow-up")
       queued_follow_up = true;
     else
       known = false;
   }
   if (!known) {
-    std::cerr << "usage: client-crash-driver DB|--postgres=CONNINFO PORT N [in-handler]"
+    std::cerr << "usage: client-crash-driver DB|--postgres=CONNINFO PORT N [in-handler|put-never]"
                  " [queued-follow-up]\n";
     return 2;
   }
@@ -68,8 +70,9 @@ int main(int argc, char** argv) {
        .transport = exactly::client::make_beast_transport(),
        // On restart, the crashed attempt's PUT is cleaned up at once.
        .orphan_grace = std::chrono::milliseconds(0),
-       .wait_for_put = in_handler ? exactly::client::put_wait::in_handler
-                                  : exactly::client::put_wait::before_commit,
+       .wait_for_put = in_handler  ? exactly::client::put_wait::in_handler
+                       : put_never ? exactly::client::put_wait::never
+                                   : exactly::client::put_wait::before_commit,
        .follow_up_with_post_answer = !queued_follow_up});
   const std::string url = "http://127.0.0.1:" + port + "/vectors/echo/{id}";
   ep.on("bill", [&url](exactly::client::handler_context& ctx) {

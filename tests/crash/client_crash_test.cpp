@@ -27,6 +27,7 @@ struct crash_case {
   bool in_server;                 // the crash point is the server's
   bool in_handler = false;        // each handler waits for its PUT (put_wait::in_handler)
   bool queued_follow_up = false;  // follow-ups queued to GET their responses
+  bool put_never = false;         // batches commit with their PUTs under way (put_wait::never)
 };
 
 class client_crash_matrix : public ::testing::TestWithParam<crash_case> {};
@@ -42,6 +43,8 @@ TEST_P(client_crash_matrix, finishes_exactly_once_after_a_crash) {
                                      std::to_string(orders)};
   if (c.in_handler)
     driver.push_back("in-handler");
+  if (c.put_never)
+    driver.push_back("put-never");
   if (c.queued_follow_up)
     driver.push_back("queued-follow-up");
   if (c.in_server) {
@@ -93,9 +96,15 @@ INSTANTIATE_TEST_SUITE_P(
                       // Follow-ups queued, each GETting its response before it runs.
                       crash_case{"client.after_post_before_follow_up", false, false, true},
                       crash_case{"client.after_get_before_commit", false, false, true},
-                      crash_case{"client.after_get_before_commit", false, true, true}),
+                      crash_case{"client.after_get_before_commit", false, true, true},
+                      // Batches committed with their PUTs under way, which the POSTs may overtake.
+                      crash_case{"client.after_commit_before_post_or_delete", false, false, false,
+                                 true},
+                      crash_case{"server.after_commit_before_reply", true, false, false, true},
+                      crash_case{"client.after_post_before_follow_up", false, false, false, true}),
     [](const auto& info) {
-      return crash_case_name(info.param.point, info.param.in_handler, info.param.queued_follow_up);
+      return crash_case_name(info.param.point, info.param.in_handler, info.param.queued_follow_up,
+                             info.param.put_never);
     });
 
 // The server is killed right after it answered a handler's PUT with 201, and its staged row is

@@ -22,7 +22,9 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <vector>
 
 namespace exactly::test {
 namespace {
@@ -480,6 +482,101 @@ TEST_F(invoke_http, lost_and_duplicated_traffic_still_executes_once) {
 
 TEST_F(invoke_http, puts_awaited_in_handlers_under_lost_and_duplicated_traffic_execute_once) {
   through_faults(client::put_wait::in_handler, 9);
+}
+
+TEST_F(invoke_http, puts_never_awaited_under_lost_and_duplicated_traffic_execute_once) {
+  through_faults(client::put_wait::never, 13);
+}
+
+// Holds back the first PUT of each URL, as a network that delays it would, and answers it with
+// no answer; sends it when released. Everything else (the re-PUTs) goes straight through.
+class delaying_transport : public forwarding_transport {
+ public:
+  using forwarding_transport::forwarding_transport;
+  client::http_result send(std::string_view method, std::string_view url,
+                           std::string_view content_type, std::string_view body) override {
+    {
+      std::lock_guard lock(m_);
+      if (method == "PUT" && seen_.insert(std::string(url)).second) {
+        held_.push_back({"PUT", std::string(url), std::string(content_type), std::string(body)});
+        client::http_result delayed;
+        delayed.transport_failed = true;
+        delayed.error = "delayed";
+        return delayed;
+      }
+    }
+    return inner_->send(method, url, content_type, body);
+  }
+  // Sends the PUTs held back; their statuses.
+  std::vector<unsigned> release() {
+    std::vector<unsigned> statuses;
+    for (const client::http_call& c : held_)
+      statuses.push_back(inner_->send(c.method, c.url, c.content_type, c.body).status);
+    return statuses;
+  }
+
+ private:
+  std::mutex m_;
+  std::set<std::string> seen_;
+  std::vector<client::http_call> held_;
+};
+
+// put_wait::never: the batch commits and its POSTs go out before any PUT arrived. Each POST meets
+// 404 and stages its request again; each invocation executes once, and the first PUTs, arriving
+// after all that, stage nothing.
+TEST_F(invoke_http, posts_that_overtake_their_puts_stage_them_again_and_execute_once) {
+  echo_server server(cfg_);
+  auto delaying = std::make_shared<delaying_transport>(transport_to(server.port()));
+  auto ep = make_endpoint(server.port(), client::put_wait::never, delaying);
+  constexpr int n = 3;
+  for (int i = 0; i < n; ++i) {
+    ep.send("billing", {.type = "bill",
+                        .body = {{"order", "o-" + std::to_string(i)},
+                                 {"payload", {{"status", 200}, {"reply", i}}}}});
+  }
+  EXPECT_EQ(ep.process_due(), static_cast<std::size_t>(n));  // committed, no PUT arrived
+  EXPECT_EQ(server.rows().staged, 0);
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), n);
+  quiesce(ep);
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), n);
+  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+  for (const unsigned status : delaying->release())
+    EXPECT_EQ(status, 410u);  // the id is a tombstone now
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
+}
+
+// put_wait::never: a PUT the server refuses does not fail the handler's attempt, which commits.
+// Its POSTs meet 404 and its re-PUTs the same refusal, until the id is too old: then the message
+// goes to the error queue (proto-spec §9 rules 6, 7 and 9), and nothing executed it.
+TEST_F(invoke_http, a_refused_put_never_awaited_is_put_again_until_the_id_is_too_old) {
+  echo_server server(cfg_);
+  auto ep = make_endpoint(server.port(), client::put_wait::never);
+  for (int i = 0; i < 3; ++i) {
+    const nlohmann::json payload =  // o-1 is refused with 422 at PUT
+        i == 1 ? nlohmann::json{{"reply", i}} : nlohmann::json{{"status", 200}, {"reply", i}};
+    ep.send("billing",
+            {.type = "bill", .body = {{"order", "o-" + std::to_string(i)}, {"payload", payload}}});
+  }
+  EXPECT_EQ(ep.process_due(), 3u);
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), 3);  // o-1's handler committed too
+  for (int i = 0; i < 20; ++i) {
+    ep.run_until_idle();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(server.executions_total(), 2);
+  EXPECT_EQ(ep.pending_invocations(), 1);  // o-1: POST, 404, re-PUT, 422, POST again, ...
+  EXPECT_TRUE(ep.errors().empty());
+  server.advance_seconds(2 * 3600);  // o-1's id leaves the acceptance window
+  quiesce(ep);
+  const auto errors = ep.errors();
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_NE(errors[0].error.find("request-too-old"), std::string::npos) << errors[0].error;
+  EXPECT_EQ(server.executions_total(), 2);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), 2);
+  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
 }
 
 // PUTs awaited in the handler: each failed attempt's PUT went out and needs its DELETE.

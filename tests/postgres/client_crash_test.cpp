@@ -31,10 +31,12 @@ struct crash_case {
   const char* point;
   bool in_handler = false;        // each handler waits for its PUT (put_wait::in_handler)
   bool queued_follow_up = false;  // follow-ups queued to GET their responses
+  bool put_never = false;         // batches commit with their PUTs under way (put_wait::never)
 };
 
 void PrintTo(const crash_case& c, std::ostream* os) {
   *os << c.point << (c.in_handler ? " (put in handler)" : "")
+      << (c.put_never ? " (put never awaited)" : "")
       << (c.queued_follow_up ? " (follow-up queued)" : "");
 }
 
@@ -50,6 +52,8 @@ TEST_P(postgres_client_crash, finishes_exactly_once_after_a_crash) {
                                      std::to_string(server.port()), std::to_string(orders)};
   if (c.in_handler)
     driver.push_back("in-handler");
+  if (c.put_never)
+    driver.push_back("put-never");
   if (c.queued_follow_up)
     driver.push_back("queued-follow-up");
   {
@@ -94,9 +98,12 @@ INSTANTIATE_TEST_SUITE_P(
                       crash_case{"client.after_follow_up_before_commit", true},
                       crash_case{"client.after_delete_before_done", true},
                       crash_case{"client.after_get_before_commit", false, true},
-                      crash_case{"client.after_get_before_commit", true, true}),
+                      crash_case{"client.after_get_before_commit", true, true},
+                      crash_case{"client.after_commit_before_post_or_delete", false, false, true},
+                      crash_case{"client.after_post_before_follow_up", false, false, true}),
     [](const auto& info) {
-      return crash_case_name(info.param.point, info.param.in_handler, info.param.queued_follow_up);
+      return crash_case_name(info.param.point, info.param.in_handler, info.param.queued_follow_up,
+                             info.param.put_never);
     });
 
 }  // namespace

@@ -6,9 +6,12 @@
 
 namespace exactly::test {
 
-inline std::string crash_case_name(std::string point, bool put_in_handler, bool queued_follow_up) {
+inline std::string crash_case_name(std::string point, bool put_in_handler, bool queued_follow_up,
+                                   bool put_never = false) {
   if (put_in_handler)
     point += "_put_in_handler";
+  if (put_never)
+    point += "_put_never_awaited";
   if (queued_follow_up)
     point += "_queued_follow_up";
   for (char& ch : point) {

@@ -21,8 +21,9 @@ constexpr E resend_answers[] = {E::answer_no_answer, E::answer_credentials_refus
 constexpr E refusal_answers[] = {E::answer_no_content,    E::answer_not_found, E::answer_conflict,
                                  E::answer_gone,          E::answer_too_old,   E::answer_too_large,
                                  E::answer_unprocessable, E::answer_other};
-constexpr E handler_events[] = {E::put_tries_exhausted, E::handler_committed, E::handler_failed,
-                                E::attempts_exhausted, E::attempt_abandoned};
+constexpr E handler_events[] = {E::put_tries_exhausted, E::handler_committed,
+                                E::handler_failed,      E::attempts_exhausted,
+                                E::attempt_abandoned,   E::handler_committed_unanswered};
 
 using table = std::map<std::pair<S, E>, lifecycle_step>;
 
@@ -47,10 +48,12 @@ table expected() {
   row(S::put_sent, E::handler_failed, S::delete_pending, A::queue_cleanup_delete);
   row(S::put_sent, E::attempts_exhausted, S::delete_pending, A::queue_cleanup_delete);
   row(S::put_sent, E::attempt_abandoned, S::delete_pending, A::queue_cleanup_delete);
+  // put_wait::never: committed with its PUT unanswered, POSTed at once (a 404 then re-PUTs).
+  row(S::put_sent, E::handler_committed_unanswered, S::post_pending, A::queue_post);
 
   // staged: the handler attempt has not committed; nothing is sent meanwhile.
   for (E e : all_events) {
-    if (e == E::handler_committed)
+    if (e == E::handler_committed || e == E::handler_committed_unanswered)
       row(S::staged, e, S::post_pending, A::queue_post);
     else if (e == E::handler_failed || e == E::attempts_exhausted || e == E::attempt_abandoned)
       row(S::staged, e, S::delete_pending, A::queue_cleanup_delete);
@@ -109,6 +112,7 @@ table expected() {
   row(S::awaiting_follow_up, E::attempts_exhausted, S::delete_pending,
       A::error_queue_follow_up_with_response);
   row(S::awaiting_follow_up, E::attempt_abandoned, S::awaiting_follow_up, A::none);
+  row(S::awaiting_follow_up, E::handler_committed_unanswered, S::awaiting_follow_up, A::none);
 
   // delete_pending: DELETE until 204 (404: the server does not know the id for us).
   for (E e : all_events) {

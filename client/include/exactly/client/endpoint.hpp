@@ -37,6 +37,13 @@ enum class put_wait {
   // invoke_http returns once its PUT is staged and throws into the handler when it is refused:
   // one PUT round trip after another within a batch.
   in_handler,
+  // As before_commit, but the batch commits while its PUTs are under way, and each POST may go
+  // out as soon as it has (proto-spec §9 rule 9): the PUTs' time is off the invocation's path.
+  // The PUT's answer changes nothing: a POST that finds no staged request (404) stages it again
+  // and POSTs again (rule 6). So a PUT the server refuses is not found by the handler's attempt:
+  // its invocation, committed, goes on re-PUTting and POSTing until the id leaves the server's
+  // acceptance window, then to the error queue (rule 7). Refusals are logged as they come.
+  never,
 };
 
 struct endpoint_options {
@@ -89,7 +96,8 @@ class handler_context {
   // Mints a request id, PUTs `body` at once to `url_template` with {id} replaced, and records the
   // POST and `follow_up` (delivered to this endpoint once the POST has an outcome) in this
   // handler's transaction. A refused or unreachable PUT fails this attempt: thrown here, or with
-  // put_wait::before_commit found before the batch commits (see put_wait). Returns the request id.
+  // put_wait::before_commit found before the batch commits (with put_wait::never it does not: see
+  // put_wait). Returns the request id.
   std::string invoke_http(std::string_view url_template, std::string_view body,
                           std::string_view content_type, message follow_up);
   // In a follow-up handler: the stored response of its interaction; nullptr elsewhere.
