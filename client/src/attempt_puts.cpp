@@ -30,6 +30,19 @@ std::set<std::string> unrecorded(invocation_store& invocations,
   return {missing.begin(), missing.end()};
 }
 
+// The answer `f` brings (a transport's own failure: no answer), counted as a PUT's.
+http_result taken_put_answer(std::future<http_result>& f, client_metrics* metrics) {
+  http_result answer;
+  try {
+    answer = f.get();
+  } catch (const std::exception& e) {
+    answer.transport_failed = true;
+    answer.error = e.what();
+  }
+  note_request(metrics, "PUT", answer);
+  return answer;
+}
+
 }  // namespace
 
 attempt_puts::attempt_puts(endpoint_core& core, put_wait wait, std::int64_t now_ms)
@@ -44,7 +57,7 @@ std::optional<std::int64_t> attempt_puts::send(const journal_entry& put,
                                                std::string_view content_type,
                                                std::string_view body) {
   // Journaled before the PUT goes out: DELETEd later if this attempt does not commit, even after
-  // a crash (unless in the handler: a PUT of an attempt that does not commit never goes out).
+  // a crash (a PUT sent with the batch's never goes out for an attempt that does not commit).
   // The attempt is marked running (PostgreSQL) before its entry exists, so the orphan recovery
   // never takes an entry whose attempt may still commit. A PUT sent with the batch defers its lock
   // to the next round trip, at the latest launch()'s query of the rows, before it journals
@@ -155,7 +168,8 @@ bool attempt_puts::staged_for_commit() {
   // Only the PUTs of committed handlers whose invocation rows stand are left; each must be staged.
   bool all_staged = true;
   for (awaited_put& p : awaited_) {
-    const put_result r = send_until_answered(p.call, answer_of(p));
+    const put_result r =
+        send_until_answered(p.call, taken_put_answer(p.answer, core_.metrics.get()));
     if (r.step.next != invocation_state::staged) {
       all_staged = false;
       continue;
@@ -168,35 +182,30 @@ bool attempt_puts::staged_for_commit() {
   return all_staged;
 }
 
-http_result attempt_puts::answer_of(awaited_put& p) {
-  http_result answer;
-  try {
-    answer = p.answer.get();
-  } catch (const std::exception& e) {  // a transport's own failure: no answer
-    answer.transport_failed = true;
-    answer.error = e.what();
-  }
-  note_request(core_.metrics.get(), p.call.method, answer);
-  return answer;
-}
-
 void attempt_puts::observe_unawaited() {
   if (wait_ != put_wait::never)
     return;
-  for (awaited_put& p : awaited_) {
-    // Committed with its PUT unanswered (lifecycle_event::handler_committed_unanswered): its row
-    // is post_pending, and its POST (perhaps out by now) tells what the PUT left. The answer is
-    // only counted, and a refusal logged.
-    const http_result answer = answer_of(p);
-    if (on_event(invocation_state::put_sent, answer_event(answer)).action ==
-        lifecycle_action::fail_handler) {
+  // Committed with their PUTs unanswered (lifecycle_event::handler_committed_unanswered): their
+  // rows are post_pending, and their POSTs tell what the PUTs left. The answers that came are
+  // only counted, and a refusal logged; the others are looked at after a later batch.
+  for (awaited_put& p : awaited_)
+    core_.unawaited_puts.push_back(std::move(p.answer));
+  awaited_.clear();
+  std::erase_if(core_.unawaited_puts, [this](std::future<http_result>& f) {
+    if (f.valid() && f.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+      return false;
+    const http_result answer = taken_put_answer(f, core_.metrics.get());
+    const lifecycle_event e = answer_event(answer);
+    // Not staged, and not because its POST overtook it and executed it (410 request-consumed).
+    if (e != lifecycle_event::answer_created && e != lifecycle_event::answer_ok &&
+        e != lifecycle_event::answer_no_answer && e != lifecycle_event::answer_gone) {
       spdlog::warn(
-          "invoke_http {} (put_wait::never): the invocation committed; its POSTs re-PUT it until "
+          "invoke_http {} (put_wait::never): the invocation committed; its POST re-PUTs it until "
           "the server stages it or the id is too old",
           describe_answer("PUT", answer));
     }
-  }
-  awaited_.clear();
+    return true;
+  });
 }
 
 void attempt_puts::abandon_batch() {

@@ -2,8 +2,8 @@
 // The PUTs of a batch's handler attempts: journaled before they are sent, then sent and awaited
 // either in the handler (put_wait::in_handler) or all together once the batch's handlers have run,
 // before it commits (put_wait::before_commit: journaled in one commit, and a failed attempt's PUTs
-// never go out; put_wait::never: as that, but not awaited), and given a cleanup DELETE when their
-// attempt does not commit.
+// never go out; put_wait::never: as that, but their answers are only taken after the commit), and
+// given a cleanup DELETE when their attempt does not commit.
 
 #include "attempt_journal.hpp"
 #include "endpoint_core.hpp"
@@ -27,13 +27,12 @@ class attempt_puts {
   // With put_wait::in_handler: journals `put` (committed before the PUT goes out), sends it and
   // returns once it is staged, with until when the server keeps it (its answer's
   // Exactly-Once-Retention, nullopt when absent), or queues the id's DELETE in the handler's
-  // transaction and throws. With put_wait::before_commit: keeps it for staged_for_commit() and
-  // returns nullopt at once.
+  // transaction and throws. Else: keeps it for staged_for_commit() and returns nullopt at once.
   std::optional<std::int64_t> send(const journal_entry& put, std::string_view content_type,
                                    std::string_view body);
   // The attempt in progress ended with `failure` (handler_failed or attempts_exhausted): each id it
-  // PUT gets a DELETE, in the caller's transaction; with put_wait::before_commit its PUTs are
-  // dropped unsent instead.
+  // PUT gets a DELETE, in the caller's transaction; unless in the handler, its PUTs are dropped
+  // unsent instead.
   void end_failed_attempt(lifecycle_event failure);
   // Before the batch's commit, in its transaction. put_wait::before_commit: journals the kept PUTs
   // of committed handlers whose invocation rows stand in one commit, sends them all and waits for
@@ -42,8 +41,9 @@ class attempt_puts {
   // always true. put_wait::never: journals and sends them as before_commit, and returns true at
   // once.
   bool staged_for_commit();
-  // put_wait::never, once the batch has committed: waits for the answers of the PUTs it sent,
-  // which are counted and, if refused, logged; they change nothing (the POSTs tell).
+  // put_wait::never, once the batch has committed: keeps the answers of the PUTs it sent in
+  // endpoint_core::unawaited_puts, and takes those that have come (this batch's or earlier ones'),
+  // without waiting: counted, and a refusal logged; they change nothing (the POSTs tell).
   void observe_unawaited();
   // The batch does not commit: each id it PUT gets a DELETE, in the caller's transaction.
   void abandon_batch();
@@ -64,8 +64,6 @@ class attempt_puts {
   // Sends `call` again while the lifecycle asks for it, at most max_put_tries in all; `first` is
   // the answer of a try already made.
   put_result send_until_answered(const http_call& call, std::optional<http_result> first);
-  // The answer `p` awaits (a transport's own failure: none), counted.
-  http_result answer_of(awaited_put& p);
   // put_wait::before_commit: drops the kept PUTs whose invocation rows are gone, journals the
   // others in one commit, then starts them.
   void launch();
@@ -81,7 +79,7 @@ class attempt_puts {
   std::size_t handler_ = 0;
   std::vector<journal_entry> attempt_;  // ids PUT by the attempt in progress
   std::vector<journal_entry> batch_;    // ids journaled and PUT by the batch's attempts
-  std::vector<awaited_put> awaited_;    // put_wait::before_commit: PUTs sent and awaited at commit
+  std::vector<awaited_put> awaited_;    // PUTs sent with the batch (all but in the handler)
 };
 
 }  // namespace exactly::client

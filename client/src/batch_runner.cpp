@@ -1,6 +1,5 @@
 // Runs a batch of due messages in one transaction: GETs first, handlers in savepoints, PUTs
-// awaited before the commit (or only observed after it, put_wait::never), the fallback to
-// put_wait::in_handler, and a refused batch's messages run alone.
+// awaited at commit (but put_wait::never), the in_handler fallback, a refused batch one by one.
 #include "batch_runner.hpp"
 
 #include "attempt_puts.hpp"
@@ -105,8 +104,7 @@ void carry_out_failure(endpoint_core& core, const queued_message& q, const prepa
 bool run_batch(endpoint_core& core, const std::vector<queued_message>& batch,
                const std::vector<prepared_message>& prepared, std::int64_t now, put_wait wait,
                std::size_t& done, std::optional<database_transaction>& group) {
-  // The batch commits together (one fsync); each message in a savepoint of its own, so a failing
-  // handler rolls back only itself.
+  // One commit (one fsync) for the batch; each handler in a savepoint, rolled back alone.
   std::vector<std::int64_t> seqs;
   for (const queued_message& q : batch)
     seqs.push_back(q.seq);
@@ -276,9 +274,8 @@ std::size_t run_due_messages(endpoint_core& core, int limit) {
     return 0;
   const std::vector<prepared_message> prepared = prepare(core, batch);
   // A batch of one message waits for its PUTs in the handler, unless they are never awaited.
-  const put_wait wait = batch.size() > 1 || core.opts.wait_for_put == put_wait::never
-                            ? core.opts.wait_for_put
-                            : put_wait::in_handler;
+  const bool alone = batch.size() == 1 && core.opts.wait_for_put != put_wait::never;
+  const put_wait wait = alone ? put_wait::in_handler : core.opts.wait_for_put;
   std::size_t done = 0;
   try {
     if (!run_batch(core, batch, prepared, now, wait, done, group)) {

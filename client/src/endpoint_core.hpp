@@ -6,13 +6,16 @@
 #include "queue_store.hpp"
 
 #include <exactly/client/endpoint.hpp>
+#include <exactly/client/http_transport.hpp>
 
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace exactly::client {
 
@@ -39,6 +42,9 @@ struct endpoint_core {
   std::shared_ptr<publish_claims> claims{};
   // When the publisher last read the journal for orphaned attempts (recover_orphans).
   std::optional<std::int64_t> orphans_read_ms{};
+  // put_wait::never: the answers of PUTs sent by committed batches, not taken yet
+  // (attempt_puts::observe_unawaited).
+  std::vector<std::future<http_result>> unawaited_puts{};
 };
 
 // The parts of `e`.

@@ -10,6 +10,7 @@
 #include "read_transaction.hpp"
 
 #include <exactly/common/crash_point.hpp>
+#include <exactly/common/request_id.hpp>
 
 #include <algorithm>
 #include <optional>
@@ -57,6 +58,16 @@ lifecycle_step step_of(const due_step& d, const http_result& answer) {
   return d.row.body ? s : without_kept_request(s);
 }
 
+// When a restage's re-PUT goes out: after one backoff, and no sooner than a tenth of its id's age
+// (up to retry_cap), so that a re-PUT the server refuses for good (a PUT never awaited,
+// put_wait::never) is tried some hundred times until the id is too old, not every backoff.
+std::int64_t restage_due(endpoint_core& core, const invocation_row& row, std::int64_t now) {
+  const auto id = request_id::parse(row.request_id);
+  const std::int64_t age = id ? std::max<std::int64_t>(0, now - id->timestamp_ms()) : 0;
+  return std::max(core.backoff_until(0, now),
+                  now + std::min<std::int64_t>(age / 10, core.opts.retry_cap.count()));
+}
+
 // Carries out a restage (POST answered 404: PUT again) or a post_again (the re-PUT answered:
 // POST again), in the caller's transaction; whether the row moved.
 bool move_to_stage_again(endpoint_core& core, const due_step& d, const lifecycle_step& step,
@@ -66,8 +77,15 @@ bool move_to_stage_again(endpoint_core& core, const due_step& d, const lifecycle
   if (step.action == lifecycle_action::restage) {
     // The 404 stays visible as the row's last error; the re-PUT goes out after one backoff, so a
     // server that keeps losing the row is not sent PUT after POST without a pause.
-    core.invocations.retry_later(d.row.request_id, core.backoff_until(0, now),
+    core.invocations.retry_later(d.row.request_id, restage_due(core, d.row, now),
                                  describe_answer("POST", answer));
+    return true;
+  }
+  const lifecycle_event e = answer_event(answer);
+  if (e != lifecycle_event::answer_created && e != lifecycle_event::answer_ok) {
+    // Not staged by this re-PUT (a refusal, a 410 of an id that was, no answer): the POST tells;
+    // the answer stays visible as the row's last error.
+    core.invocations.retry_later(d.row.request_id, now, describe_answer("PUT", answer));
   } else if (const auto until = available_until(answer)) {  // staged again: until when it is kept
     core.invocations.record_staged_until(d.row.request_id, *until);
   }

@@ -31,9 +31,9 @@ e2e_driver::e2e_driver(const fs::path& dir, std::uint16_t port, int concurrency,
       done_(concurrency),
       dispatchers_(std::min(concurrency, s.e2e_workers)),
       batch_(s.e2e_batch),
-      wait_for_put_(s.put_in_handler  ? client::put_wait::in_handler
-                    : s.put_unawaited ? client::put_wait::never
-                                      : client::put_wait::before_commit) {
+      wait_for_put_(s.put_in_handler ? client::put_wait::in_handler
+                    : s.put_never    ? client::put_wait::never
+                                     : client::put_wait::before_commit) {
   {
     connection c = open();
     c.db().exec(on_postgres()

@@ -42,7 +42,7 @@ struct settings {
   int e2e_batch = 64;           // messages or steps a worker commits together
   int e2e_publishers = -1;      // e2e's runtime publisher threads; -1: as many as the dispatchers
   bool put_in_handler = false;  // e2e handlers wait for their PUTs (put_wait::in_handler)
-  bool put_unawaited = false;   // e2e commits with its PUTs under way (put_wait::never)
+  bool put_never = false;       // e2e commits with its PUTs under way (put_wait::never)
   long fsync_delay_us = 0;      // a slow disk on both sides (slow_sync_vfs.hpp)
   std::string postgres;         // the server stores in this PostgreSQL schema; "" = SQLite
   std::string client_postgres;  // the e2e client's PostgreSQL schema; "" = SQLite

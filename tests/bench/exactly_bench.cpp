@@ -168,7 +168,7 @@ int main(int argc, char** argv) {
   app.add_flag(
       "--e2e-put-in-handler", s.put_in_handler,
       "e2e handlers wait for their PUT's answer, one after another (put_wait::in_handler)");
-  app.add_flag("--e2e-put-unawaited", s.put_unawaited,
+  app.add_flag("--e2e-put-never", s.put_never,
                "e2e batches commit with their PUTs under way, and POST at once (put_wait::never)")
       ->excludes("--e2e-put-in-handler");
   app.add_option("--fsync-delay-us", s.fsync_delay_us,
@@ -300,9 +300,9 @@ int main(int argc, char** argv) {
               {"e2e_workers", s.e2e_workers},
               {"e2e_batch", s.e2e_batch},
               {"e2e_publishers", s.e2e_publishers},
-              {"e2e_put_wait", s.put_in_handler  ? "in_handler"
-                               : s.put_unawaited ? "never"
-                                                 : "before_commit"},
+              {"e2e_put_wait", s.put_in_handler ? "in_handler"
+                               : s.put_never    ? "never"
+                                                : "before_commit"},
               {"fsync_delay_us", s.fsync_delay_us},
               {"wal_pages", engine == "postgres" ? json() : json(s.wal_pages)},
               {"postgres_delay_us", postgres_delay_us},

@@ -548,10 +548,72 @@ TEST_F(invoke_http, posts_that_overtake_their_puts_stage_them_again_and_execute_
   EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
 }
 
+// Holds the PUTs started through it until release(), then sends them; the rest goes through,
+// and the PUTs sent (not started) are counted.
+class holding_transport : public forwarding_transport {
+ public:
+  using forwarding_transport::forwarding_transport;
+  client::http_result send(std::string_view method, std::string_view url,
+                           std::string_view content_type, std::string_view body) override {
+    sent_puts_ += method == "PUT" ? 1 : 0;
+    return inner_->send(method, url, content_type, body);
+  }
+  int sent_puts() const { return sent_puts_; }
+  std::future<client::http_result> start(const client::http_call& call) override {
+    if (call.method != "PUT")
+      return forwarding_transport::start(call);
+    std::lock_guard lock(m_);
+    held_.emplace_back(call, std::promise<client::http_result>());
+    return held_.back().second.get_future();
+  }
+  std::size_t held() {
+    std::lock_guard lock(m_);
+    return held_.size();
+  }
+  void release() {
+    std::lock_guard lock(m_);
+    for (auto& [call, answer] : held_)
+      answer.set_value(inner_->send(call.method, call.url, call.content_type, call.body));
+    held_.clear();
+  }
+
+ private:
+  std::mutex m_;
+  std::deque<std::pair<client::http_call, std::promise<client::http_result>>> held_;
+  std::atomic<int> sent_puts_{0};
+};
+
+// put_wait::never: the batch commits, and process_due() returns, while its PUTs are unanswered;
+// they are answered later, and each invocation executes once with no PUT sent again.
+TEST_F(invoke_http, a_batch_commits_while_its_never_awaited_puts_are_unanswered) {
+  echo_server server(cfg_);
+  auto holding = std::make_shared<holding_transport>(transport_to(server.port()));
+  auto ep = make_endpoint(server.port(), client::put_wait::never, holding);
+  constexpr int n = 4;
+  for (int i = 0; i < n; ++i) {
+    ep.send("billing", {.type = "bill",
+                        .body = {{"order", "o-" + std::to_string(i)},
+                                 {"payload", {{"status", 200}, {"reply", i}}}}});
+  }
+  EXPECT_EQ(ep.process_due(), static_cast<std::size_t>(n));
+  EXPECT_EQ(holding->held(), static_cast<std::size_t>(n));  // sent, none answered
+  EXPECT_EQ(q("SELECT count(*) FROM bills"), n);
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations WHERE state = 1"), n);  // POSTs due
+  EXPECT_EQ(server.rows().staged, 0);
+  holding->release();
+  EXPECT_EQ(server.rows().staged, n);
+  quiesce(ep);
+  EXPECT_EQ(holding->sent_puts(), 0);  // staged already: no re-PUT
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), n);
+  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+}
+
 // put_wait::never: a PUT the server refuses does not fail the handler's attempt, which commits.
 // Its POSTs meet 404 and its re-PUTs the same refusal, until the id is too old: then the message
 // goes to the error queue (proto-spec §9 rules 6, 7 and 9), and nothing executed it.
-TEST_F(invoke_http, a_refused_put_never_awaited_is_put_again_until_the_id_is_too_old) {
+TEST_F(invoke_http, with_put_wait_never_a_refused_put_is_put_again_until_the_id_is_too_old) {
   echo_server server(cfg_);
   auto ep = make_endpoint(server.port(), client::put_wait::never);
   for (int i = 0; i < 3; ++i) {
@@ -569,6 +631,10 @@ TEST_F(invoke_http, a_refused_put_never_awaited_is_put_again_until_the_id_is_too
   EXPECT_EQ(server.executions_total(), 2);
   EXPECT_EQ(ep.pending_invocations(), 1);  // o-1: POST, 404, re-PUT, 422, POST again, ...
   EXPECT_TRUE(ep.errors().empty());
+  // The refusal stays visible, as the row's last error or, once it moved on, its POST's 404.
+  EXPECT_EQ(q("SELECT count(*) FROM exactly_invocations WHERE last_error LIKE '%422%'"
+              " OR last_error LIKE '%404%'"),
+            1);
   server.advance_seconds(2 * 3600);  // o-1's id leaves the acceptance window
   quiesce(ep);
   const auto errors = ep.errors();

@@ -11,7 +11,7 @@ inline std::string crash_case_name(std::string point, bool put_in_handler, bool 
   if (put_in_handler)
     point += "_put_in_handler";
   if (put_never)
-    point += "_put_never_awaited";
+    point += "_put_never";
   if (queued_follow_up)
     point += "_queued_follow_up";
   for (char& ch : point) {

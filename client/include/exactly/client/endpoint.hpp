@@ -42,7 +42,9 @@ enum class put_wait {
   // The PUT's answer changes nothing: a POST that finds no staged request (404) stages it again
   // and POSTs again (rule 6). So a PUT the server refuses is not found by the handler's attempt:
   // its invocation, committed, goes on re-PUTting and POSTing until the id leaves the server's
-  // acceptance window, then to the error queue (rule 7). Refusals are logged as they come.
+  // acceptance window, then to the error queue (rule 7). Refusals are logged as they come, and
+  // the PUT's retention is not recorded (invocation_info::staged_until_ms is set by a re-PUT's
+  // answer only).
   never,
 };
 
