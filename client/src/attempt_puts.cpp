@@ -186,13 +186,11 @@ void attempt_puts::observe_unawaited() {
   if (wait_ != put_wait::never)
     return;
   // Committed with their PUTs unanswered (lifecycle_event::handler_committed_unanswered): their
-  // rows are post_pending, and their POSTs tell what the PUTs left. The answers that came are
-  // only counted, and a refusal logged; the others are looked at after a later batch.
-  for (awaited_put& p : awaited_)
-    core_.unawaited_puts.push_back(std::move(p.answer));
-  awaited_.clear();
+  // rows are post_pending, and their POSTs tell what the PUTs left. The earlier batches' answers
+  // that have come (or a transport's deferred ones, whose wait is short by now) are only counted,
+  // and a refusal logged; this batch's are kept for after the next one.
   std::erase_if(core_.unawaited_puts, [this](std::future<http_result>& f) {
-    if (f.valid() && f.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    if (f.wait_for(std::chrono::seconds(0)) == std::future_status::timeout)
       return false;
     const http_result answer = taken_put_answer(f, core_.metrics.get());
     const lifecycle_event e = answer_event(answer);
@@ -206,6 +204,9 @@ void attempt_puts::observe_unawaited() {
     }
     return true;
   });
+  for (awaited_put& p : awaited_)
+    core_.unawaited_puts.push_back(std::move(p.answer));
+  awaited_.clear();
 }
 
 void attempt_puts::abandon_batch() {

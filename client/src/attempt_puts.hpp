@@ -41,9 +41,10 @@ class attempt_puts {
   // always true. put_wait::never: journals and sends them as before_commit, and returns true at
   // once.
   bool staged_for_commit();
-  // put_wait::never, once the batch has committed: keeps the answers of the PUTs it sent in
-  // endpoint_core::unawaited_puts, and takes those that have come (this batch's or earlier ones'),
-  // without waiting: counted, and a refusal logged; they change nothing (the POSTs tell).
+  // put_wait::never, once the batch has committed: takes the answers of earlier batches' PUTs
+  // that have come (endpoint_core::unawaited_puts), without waiting but for a transport's deferred
+  // ones, then keeps this batch's there. Counted, and a refusal logged; they change nothing (the
+  // POSTs tell).
   void observe_unawaited();
   // The batch does not commit: each id it PUT gets a DELETE, in the caller's transaction.
   void abandon_batch();

@@ -38,13 +38,16 @@ enum class put_wait {
   // one PUT round trip after another within a batch.
   in_handler,
   // As before_commit, but the batch commits while its PUTs are under way, and each POST may go
-  // out as soon as it has (proto-spec §9 rule 9): the PUTs' time is off the invocation's path.
+  // out as soon as it has (proto-spec §9 rule 9): the PUTs' time is off the invocation's path
+  // (with a transport whose start() returns before the answer, as the Beast transport's does).
   // The PUT's answer changes nothing: a POST that finds no staged request (404) stages it again
   // and POSTs again (rule 6). So a PUT the server refuses is not found by the handler's attempt:
-  // its invocation, committed, goes on re-PUTting and POSTing until the id leaves the server's
-  // acceptance window, then to the error queue (rule 7). Refusals are logged as they come, and
-  // the PUT's retention is not recorded (invocation_info::staged_until_ms is set by a re-PUT's
-  // answer only).
+  // its invocation, committed, goes on re-PUTting and POSTing (less often as its id ages) until
+  // the id leaves the server's acceptance window, then to the error queue (rule 7). The first
+  // PUT's refusal is logged, a re-PUT's is the invocation's last error; the first PUT's
+  // retention is not recorded (invocation_info::staged_until_ms is set by a re-PUT's answer
+  // only). A batch rerun one message at a time after the database refused it, and a follow-up
+  // run with its POST's answer, still wait in the handler.
   never,
 };
 
