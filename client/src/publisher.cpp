@@ -60,7 +60,8 @@ lifecycle_step step_of(const due_step& d, const http_result& answer) {
 
 // When a restage's re-PUT goes out: after one backoff, and no sooner than a tenth of its id's age
 // (up to retry_cap), so that a re-PUT the server refuses for good (a PUT never awaited,
-// put_wait::never) is tried some hundred times until the id is too old, not every backoff.
+// put_wait::never) is tried about two hundred times in an hour (the default retry_cap), not once
+// every backoff.
 std::int64_t restage_due(endpoint_core& core, const invocation_row& row, std::int64_t now) {
   const auto id = request_id::parse(row.request_id);
   const std::int64_t age = id ? std::max<std::int64_t>(0, now - id->timestamp_ms()) : 0;
