@@ -163,8 +163,11 @@ bool attempt_puts::staged_for_commit() {
     return true;
   }
   launch();
-  if (wait_ == put_wait::never)
-    return true;  // its POSTs tell what the PUTs left (observe_unawaited)
+  if (wait_ == put_wait::never) {  // its POSTs tell what the PUTs left (observe_unawaited)
+    if (!awaited_.empty())
+      crash_point("client.after_put_before_commit");  // sent, perhaps not arrived
+    return true;
+  }
   // Only the PUTs of committed handlers whose invocation rows stand are left; each must be staged.
   bool all_staged = true;
   for (awaited_put& p : awaited_) {

@@ -2,7 +2,7 @@
 # no errors and no client that completed nothing, and a positive median for every ratio named.
 #   cmake -DBENCH=<exactly-bench> -DJSON=<file> -DSCENARIOS=a,b -DRATIOS=x/y,... [-DARGS=--x,1]
 #         [-DMEMORY_DIR=<tmpfs>] [-DWAL_SYNCS=ON] [-DMIN_P50_MS=N] [-DPHASES=ON]
-#         [-DSERVER_STORAGE=ON] -P <this>
+#         [-DSERVER_STORAGE=ON] [-DPUT_WAIT=<mode>] -P <this>
 # MEMORY_DIR: the databases go there (TMPDIR) when it has 512 MiB free, else on the disk.
 # WAL_SYNCS (PostgreSQL on a slow disk): every scenario also counted PostgreSQL's WAL syncs, and
 # their time, in its measured time.
@@ -10,7 +10,9 @@
 # SERVER_STORAGE: each scenario's flushed commit groups were timed from the server's /metrics (a
 # request's mean until answered, the requests a group), and the unflushed ones of those that PUT.
 # PHASES: wire's requests and the client's of e2e and the outbox scenarios were timed (a POST's
-# mean), and the outbox dispatchers' batches (their COMMIT's mean and their messages).
+# mean) and the client's counted (its POSTs per operation), and the outbox dispatchers' batches
+# (their COMMIT's mean and their messages).
+# PUT_WAIT: the run's e2e_put_wait was this mode.
 cmake_minimum_required(VERSION 3.22)
 if(MEMORY_DIR)
   execute_process(COMMAND df -Pk ${MEMORY_DIR} OUTPUT_VARIABLE df RESULT_VARIABLE df_status
@@ -33,6 +35,12 @@ if(NOT status EQUAL 0)
   message(FATAL_ERROR "exactly-bench exited with ${status}")
 endif()
 file(READ ${JSON} out)
+if(PUT_WAIT)
+  string(JSON mode GET "${out}" e2e_put_wait)
+  if(NOT mode STREQUAL PUT_WAIT)
+    message(FATAL_ERROR "e2e_put_wait is '${mode}', not ${PUT_WAIT}")
+  endif()
+endif()
 
 string(JSON rows LENGTH "${out}" results)
 set(seen "")
@@ -66,7 +74,7 @@ foreach(i RANGE ${last})
     if(name STREQUAL "wire")
       list(APPEND timed "mean_ms_per_request POST")
     elseif(name STREQUAL "e2e" OR name MATCHES "^outbox-")
-      list(APPEND timed "client_mean_ms_per_request POST")
+      list(APPEND timed "client_mean_ms_per_request POST" "client_requests_per_op POST")
     endif()
     if(name MATCHES "^outbox-")
       list(APPEND timed "mean_ms_per_dispatcher_batch COMMIT" "messages_per_dispatcher_batch")

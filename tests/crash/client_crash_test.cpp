@@ -98,6 +98,7 @@ INSTANTIATE_TEST_SUITE_P(
                       crash_case{"client.after_get_before_commit", false, false, true},
                       crash_case{"client.after_get_before_commit", false, true, true},
                       // Batches committed with their PUTs under way, which the POSTs may overtake.
+                      crash_case{"client.after_put_before_commit", false, false, false, true},
                       crash_case{"client.after_commit_before_post_or_delete", false, false, false,
                                  true},
                       crash_case{"server.after_commit_before_reply", true, false, false, true},

@@ -99,6 +99,7 @@ INSTANTIATE_TEST_SUITE_P(
                       crash_case{"client.after_delete_before_done", true},
                       crash_case{"client.after_get_before_commit", false, true},
                       crash_case{"client.after_get_before_commit", true, true},
+                      crash_case{"client.after_put_before_commit", false, false, true},
                       crash_case{"client.after_commit_before_post_or_delete", false, false, true},
                       crash_case{"client.after_post_before_follow_up", false, false, true}),
     [](const auto& info) {
