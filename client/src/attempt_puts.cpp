@@ -30,7 +30,7 @@ std::set<std::string> unrecorded(invocation_store& invocations,
   return {missing.begin(), missing.end()};
 }
 
-// The answer `f` brings (a transport's own failure: no answer), counted as a PUT's.
+// The answer `f` brings (a transport's own failure, or no future: no answer), counted as a PUT's.
 http_result taken_put_answer(std::future<http_result>& f, client_metrics* metrics) {
   http_result answer;
   try {
@@ -38,6 +38,9 @@ http_result taken_put_answer(std::future<http_result>& f, client_metrics* metric
   } catch (const std::exception& e) {
     answer.transport_failed = true;
     answer.error = e.what();
+  } catch (...) {
+    answer.transport_failed = true;
+    answer.error = "the transport failed";
   }
   note_request(metrics, "PUT", answer);
   return answer;
@@ -189,13 +192,17 @@ void attempt_puts::observe_unawaited() {
   if (wait_ != put_wait::never)
     return;
   // Committed with their PUTs unanswered (lifecycle_event::handler_committed_unanswered): their
-  // rows are post_pending, and their POSTs tell what the PUTs left. The earlier batches' answers
-  // that have come (or a transport's deferred ones, whose wait is short by now) are only counted,
-  // and a refusal logged; this batch's are kept for after the next one.
-  std::erase_if(core_.unawaited_puts, [this](std::future<http_result>& f) {
-    if (f.wait_for(std::chrono::seconds(0)) == std::future_status::timeout)
+  // rows are post_pending, and their POSTs tell what the PUTs left.
+  for (awaited_put& p : awaited_)
+    core_.unawaited_puts.push_back(std::move(p.answer));
+  awaited_.clear();
+}
+
+void take_unawaited_answers(endpoint_core& core) {
+  std::erase_if(core.unawaited_puts, [&core](std::future<http_result>& f) {
+    if (f.valid() && f.wait_for(std::chrono::seconds(0)) == std::future_status::timeout)
       return false;
-    const http_result answer = taken_put_answer(f, core_.metrics.get());
+    const http_result answer = taken_put_answer(f, core.metrics.get());
     const lifecycle_event e = answer_event(answer);
     // Not staged, and not because its POST overtook it and executed it (410 request-consumed).
     if (e != lifecycle_event::answer_created && e != lifecycle_event::answer_ok &&
@@ -207,9 +214,6 @@ void attempt_puts::observe_unawaited() {
     }
     return true;
   });
-  for (awaited_put& p : awaited_)
-    core_.unawaited_puts.push_back(std::move(p.answer));
-  awaited_.clear();
 }
 
 void attempt_puts::abandon_batch() {

@@ -41,10 +41,8 @@ class attempt_puts {
   // always true. put_wait::never: journals and sends them as before_commit, and returns true at
   // once.
   bool staged_for_commit();
-  // put_wait::never, once the batch has committed: takes the answers of earlier batches' PUTs
-  // that have come (endpoint_core::unawaited_puts), without waiting but for a transport's deferred
-  // ones, then keeps this batch's there. Counted, and a refusal logged; they change nothing (the
-  // POSTs tell).
+  // put_wait::never, once the batch has committed: keeps the answers of the PUTs it sent in
+  // endpoint_core::unawaited_puts for take_unawaited_answers().
   void observe_unawaited();
   // The batch does not commit: each id it PUT gets a DELETE, in the caller's transaction.
   void abandon_batch();
@@ -82,5 +80,10 @@ class attempt_puts {
   std::vector<journal_entry> batch_;    // ids journaled and PUT by the batch's attempts
   std::vector<awaited_put> awaited_;    // PUTs sent with the batch (all but in the handler)
 };
+
+// put_wait::never, at the start of each turn of process_due(): takes the answers in
+// core.unawaited_puts that have come, and a transport's deferred ones (waiting for them: its
+// start() must have sent the request); counted, and a refusal logged. They change nothing.
+void take_unawaited_answers(endpoint_core& core);
 
 }  // namespace exactly::client

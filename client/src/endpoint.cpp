@@ -1,4 +1,5 @@
 // An endpoint composed: its shared parts, the batch runner and the publisher, and its queries.
+#include "attempt_puts.hpp"
 #include "batch_runner.hpp"
 #include "endpoint_core.hpp"
 #include "publisher.hpp"
@@ -48,6 +49,7 @@ void endpoint::send(std::string_view to, message m) {
 }
 
 std::size_t endpoint::process_due(int limit) {
+  take_unawaited_answers(*impl_);  // the PUTs of earlier batches, with put_wait::never
   return run_due_messages(*impl_, limit);
 }
 

@@ -58,8 +58,8 @@ lifecycle_step step_of(const due_step& d, const http_result& answer) {
   return d.row.body ? s : without_kept_request(s);
 }
 
-// When a restage's re-PUT goes out: after one backoff, and no sooner than a tenth of its id's age
-// (up to retry_cap), so that a re-PUT the server refuses for good (a PUT never awaited,
+// When a restage's re-PUT goes out: the later of one backoff and a tenth of its id's age (up to
+// retry_cap), so that a re-PUT the server refuses for good (a PUT never awaited,
 // put_wait::never) is tried about two hundred times in an hour (the default retry_cap), not once
 // every backoff.
 std::int64_t restage_due(endpoint_core& core, const invocation_row& row, std::int64_t now) {
@@ -76,8 +76,8 @@ bool move_to_stage_again(endpoint_core& core, const due_step& d, const lifecycle
   if (!move_on(core, d, step.next, now))
     return false;
   if (step.action == lifecycle_action::restage) {
-    // The 404 stays visible as the row's last error; the re-PUT goes out after one backoff, so a
-    // server that keeps losing the row is not sent PUT after POST without a pause.
+    // The 404 stays visible as the row's last error; the re-PUT goes out after a pause
+    // (restage_due), so a server that keeps losing the row is not sent PUT after POST at once.
     core.invocations.retry_later(d.row.request_id, restage_due(core, d.row, now),
                                  describe_answer("POST", answer));
     return true;
