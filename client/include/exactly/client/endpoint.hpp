@@ -39,7 +39,8 @@ enum class put_wait {
   in_handler,
   // As before_commit, but the batch commits while its PUTs are under way, and each POST may go
   // out as soon as it has (proto-spec §9 rule 9): the PUTs' time is off the invocation's path
-  // (with a transport whose start() returns before the answer, as the Beast transport's does).
+  // (with a transport whose start() has sent the request and returns before the answer, as the
+  // Beast transport's does).
   // The PUT's answer changes nothing: a POST that finds no staged request (404) stages it again
   // and POSTs again (rule 6). So a PUT the server refuses is not found by the handler's attempt:
   // its invocation, committed, goes on re-PUTting and POSTing (less often as its id ages) until
