@@ -16,8 +16,8 @@ cd "$work"
 # is flushed at once. A server crash (one by default, -DCRASHES) takes back every commit since
 # the last sync. A GET waits for the sync only if a POST of its id was served since the last one;
 # -DEARLY_GET lets the client GET before its POST's answer, which puts that rule to the test.
-# The longest first (about 19, 18, 10, 10, 9, 7 and 3 million states), so that the jobs finish close
-# together.
+# The longest first (about 19, 18, 10, 10, 9, 7 and 3 million states), so that the jobs finish
+# close together.
 passing=(
   "-DK=2 -DA=1 -DTMAX=3 -DCRASHES=0"   # two invocations interleaved (no server crash)
   "-DCLOCK_STEP -DTMAX=3 -DCRASHES=0"  # one invocation, the server clock runs fast, then is
