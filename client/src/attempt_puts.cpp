@@ -10,6 +10,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -199,9 +201,7 @@ void attempt_puts::observe_unawaited() {
 }
 
 void take_unawaited_answers(endpoint_core& core) {
-  std::erase_if(core.unawaited_puts, [&core](std::future<http_result>& f) {
-    if (f.valid() && f.wait_for(std::chrono::seconds(0)) == std::future_status::timeout)
-      return false;
+  auto take = [&core](std::future<http_result>& f) {
     const http_result answer = taken_put_answer(f, core.metrics.get());
     const lifecycle_event e = answer_event(answer);
     // Not staged, and not because its POST overtook it and executed it (410 request-consumed).
@@ -212,8 +212,21 @@ void take_unawaited_answers(endpoint_core& core) {
           "the server stages it or the id is too old",
           describe_answer("PUT", answer));
     }
+  };
+  std::vector<std::future<http_result>>& held = core.unawaited_puts;
+  std::erase_if(held, [&take](std::future<http_result>& f) {
+    if (f.valid() && f.wait_for(std::chrono::seconds(0)) == std::future_status::timeout)
+      return false;
+    take(f);
     return true;
   });
+  // Beyond the limit the oldest are waited for: the worker goes no faster than the server answers.
+  const std::size_t limit = core.opts.max_unanswered_puts;
+  if (held.size() > limit) {
+    const auto oldest = held.begin() + static_cast<std::ptrdiff_t>(held.size() - limit);
+    std::for_each(held.begin(), oldest, take);
+    held.erase(held.begin(), oldest);
+  }
 }
 
 void attempt_puts::abandon_batch() {

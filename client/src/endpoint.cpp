@@ -6,6 +6,8 @@
 
 #include <exactly/common/backoff.hpp>
 
+#include <stdexcept>
+
 namespace exactly::client {
 
 endpoint_core::endpoint_core(std::string name_, database db_, endpoint_options opts_)
@@ -14,7 +16,10 @@ endpoint_core::endpoint_core(std::string name_, database db_, endpoint_options o
       opts(std::move(opts_)),
       queues(db_),
       invocations(db_),
-      journal(attempt_journal::of(db_, opts.attempt_journal)) {}
+      journal(attempt_journal::of(db_, opts.attempt_journal)) {
+  if (opts.max_unanswered_puts == 0)
+    throw std::invalid_argument("endpoint_options::max_unanswered_puts must be at least 1");
+}
 
 std::int64_t endpoint_core::backoff_until(int attempts, std::int64_t now) {
   return now + backoff_policy{opts.retry_base, opts.retry_cap}.delay(attempts, rng).count();

@@ -18,12 +18,15 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <future>
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -53,6 +56,7 @@ class invoke_http : public ::testing::Test {
                          .retry_cap = std::chrono::milliseconds(50),
                          .transport = transport ? std::move(transport) : transport_to(port),
                          .wait_for_put = wait,
+                         .max_unanswered_puts = max_unanswered_puts_,
                          .follow_up_with_post_answer = follow_up_with_post_answer_});
     url_ = "http://127.0.0.1:" + std::to_string(port) + "/vectors/echo/{id}";
     ep.on("bill", [this](client::handler_context& ctx) {
@@ -166,6 +170,7 @@ class invoke_http : public ::testing::Test {
   }
 
   bool follow_up_with_post_answer_ = true;  // false: follow-ups queued, with a GET each
+  std::size_t max_unanswered_puts_ = 4096;
   temp_dir dir_;
   echo_server_config cfg_;
   sqlite::connection db_;
@@ -571,11 +576,14 @@ class holding_transport : public forwarding_transport {
     std::lock_guard lock(m_);
     return held_.size();
   }
-  void release() {
+  // Sends the `n` oldest held PUTs (all by default) and answers them.
+  void release(std::size_t n = SIZE_MAX) {
     std::lock_guard lock(m_);
-    for (auto& [call, answer] : held_)
+    for (; n > 0 && !held_.empty(); --n) {
+      auto& [call, answer] = held_.front();
       answer.set_value(inner_->send(call.method, call.url, call.content_type, call.body));
-    held_.clear();
+      held_.pop_front();
+    }
   }
 
  private:
@@ -614,6 +622,48 @@ TEST_F(invoke_http, a_batch_commits_while_its_never_awaited_puts_are_unanswered)
   EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), n);
   EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
   EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+}
+
+// put_wait::never: beyond endpoint_options::max_unanswered_puts, a turn of process_due() waits
+// for the oldest PUTs' answers, and keeps the newer ones; each invocation still executes once.
+TEST_F(invoke_http, a_turn_waits_for_the_oldest_puts_beyond_the_unanswered_limit) {
+  echo_server server(cfg_);
+  auto holding = std::make_shared<holding_transport>(transport_to(server.port()));
+  max_unanswered_puts_ = 2;
+  auto ep = make_endpoint(server.port(), client::put_wait::never, holding);
+  constexpr int n = 5;
+  for (int i = 0; i < n; ++i) {
+    ep.send("billing", {.type = "bill",
+                        .body = {{"order", "o-" + std::to_string(i)},
+                                 {"payload", {{"status", 200}, {"reply", i}}}}});
+  }
+  EXPECT_EQ(ep.process_due(), static_cast<std::size_t>(n));  // one batch: nothing to take before
+  ASSERT_EQ(holding->held(), static_cast<std::size_t>(n));
+  std::atomic<bool> released{false};
+  std::thread answering([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    released = true;
+    holding->release(n - 2);  // the three oldest
+  });
+  EXPECT_EQ(ep.process_due(), 0u);
+  EXPECT_TRUE(released) << "the turn did not wait for the PUTs beyond the limit";
+  EXPECT_EQ(client::core_of(ep).unawaited_puts.size(), 2u);  // the newest, still held
+  EXPECT_EQ(holding->held(), 2u);
+  answering.join();
+  holding->release();
+  quiesce(ep);
+  EXPECT_TRUE(client::core_of(ep).unawaited_puts.empty());
+  EXPECT_EQ(holding->sent_puts(), 0);  // staged already: no re-PUT
+  EXPECT_EQ(server.executions_total(), n);
+  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), n);
+  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+}
+
+TEST_F(invoke_http, an_unanswered_puts_limit_of_zero_is_refused) {
+  echo_server server(cfg_);
+  max_unanswered_puts_ = 0;
+  EXPECT_THROW(make_endpoint(server.port(), client::put_wait::never), std::invalid_argument);
 }
 
 // put_wait::never: a PUT the server refuses does not fail the handler's attempt, which commits.

@@ -66,6 +66,10 @@ struct endpoint_options {
   // reads the journal at most every quarter of this (at once again after a full page of 64).
   std::chrono::milliseconds orphan_grace{5000};
   put_wait wait_for_put = put_wait::before_commit;
+  // put_wait::never: how many PUTs' answers may stay untaken at the start of a turn of
+  // process_due(); beyond it the turn waits for the oldest first, so the worker commits no faster
+  // than the server answers. At least 1 (the constructor throws std::invalid_argument).
+  std::size_t max_unanswered_puts = 4096;
   // true: a follow-up runs as soon as its POST's answer arrives, in the transaction that records
   // it (one local commit for both, no GET); if its handler fails it is queued with that response,
   // as after a failed attempt. false: it is queued, and GETs the stored response when it runs.
