@@ -201,16 +201,23 @@ void attempt_puts::observe_unawaited() {
 }
 
 void take_unawaited_answers(endpoint_core& core) {
-  auto take = [&core](std::future<http_result>& f) {
-    const http_result answer = taken_put_answer(f, core.metrics.get());
-    const lifecycle_event e = answer_event(answer);
-    // Not staged, and not because its POST overtook it and executed it (410 request-consumed).
-    if (e != lifecycle_event::answer_created && e != lifecycle_event::answer_ok &&
-        e != lifecycle_event::answer_no_answer && e != lifecycle_event::answer_gone) {
-      spdlog::warn(
-          "invoke_http {} (put_wait::never): the invocation committed; its POST re-PUTs it until "
-          "the server stages it or the id is too old",
-          describe_answer("PUT", answer));
+  // Never throws: a future taken is erased with the others, whatever its answer said.
+  auto take = [&core](std::future<http_result>& f) noexcept {
+    try {
+      const http_result answer = taken_put_answer(f, core.metrics.get());
+      const lifecycle_event e = answer_event(answer);
+      // Not staged, and not because its POST overtook it and executed it (410 request-consumed).
+      if (e != lifecycle_event::answer_created && e != lifecycle_event::answer_ok &&
+          e != lifecycle_event::answer_no_answer && e != lifecycle_event::answer_gone) {
+        spdlog::warn(
+            "invoke_http {} (put_wait::never): the invocation committed; its POST re-PUTs it "
+            "until the server stages it or the id is too old",
+            describe_answer("PUT", answer));
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("invoke_http: a PUT's answer (put_wait::never) could not be read: {}", e.what());
+    } catch (...) {
+      spdlog::warn("invoke_http: a PUT's answer (put_wait::never) could not be read");
     }
   };
   std::vector<std::future<http_result>>& held = core.unawaited_puts;
@@ -223,6 +230,8 @@ void take_unawaited_answers(endpoint_core& core) {
   // Beyond the limit the oldest are waited for: the worker goes no faster than the server answers.
   const std::size_t limit = core.opts.max_unanswered_puts;
   if (held.size() > limit) {
+    spdlog::debug("invoke_http: waiting for {} PUTs' answers beyond max_unanswered_puts ({})",
+                  held.size() - limit, limit);
     const auto oldest = held.begin() + static_cast<std::ptrdiff_t>(held.size() - limit);
     std::for_each(held.begin(), oldest, take);
     held.erase(held.begin(), oldest);

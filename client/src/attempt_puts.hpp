@@ -83,8 +83,9 @@ class attempt_puts {
 
 // put_wait::never, at the start of each turn of process_due(): takes the answers in
 // core.unawaited_puts that have come, and a transport's deferred ones (waiting for them: its
-// start() must have sent the request), then waits for the oldest beyond
+// start() must have sent the request), then waits for the oldest of those still unanswered beyond
 // endpoint_options::max_unanswered_puts; counted, and a refusal logged. They change nothing.
+// Never throws.
 void take_unawaited_answers(endpoint_core& core);
 
 }  // namespace exactly::client

@@ -16,10 +16,7 @@ endpoint_core::endpoint_core(std::string name_, database db_, endpoint_options o
       opts(std::move(opts_)),
       queues(db_),
       invocations(db_),
-      journal(attempt_journal::of(db_, opts.attempt_journal)) {
-  if (opts.max_unanswered_puts == 0)
-    throw std::invalid_argument("endpoint_options::max_unanswered_puts must be at least 1");
-}
+      journal(attempt_journal::of(db_, opts.attempt_journal)) {}
 
 std::int64_t endpoint_core::backoff_until(int attempts, std::int64_t now) {
   return now + backoff_policy{opts.retry_base, opts.retry_cap}.delay(attempts, rng).count();
@@ -29,8 +26,19 @@ struct endpoint::impl : endpoint_core {
   using endpoint_core::endpoint_core;
 };
 
+namespace {
+
+// `opts`, once checked: throws std::invalid_argument for a value out of range.
+endpoint_options checked(endpoint_options opts) {
+  if (opts.max_unanswered_puts == 0)
+    throw std::invalid_argument("endpoint_options::max_unanswered_puts must be at least 1");
+  return opts;
+}
+
+}  // namespace
+
 endpoint::endpoint(std::string name, database db, endpoint_options opts)
-    : impl_(std::make_unique<impl>(std::move(name), db, std::move(opts))) {}
+    : impl_(std::make_unique<impl>(std::move(name), db, checked(std::move(opts)))) {}
 
 endpoint::~endpoint() = default;
 

@@ -639,18 +639,25 @@ TEST_F(invoke_http, a_turn_waits_for_the_oldest_puts_beyond_the_unanswered_limit
   }
   EXPECT_EQ(ep.process_due(), static_cast<std::size_t>(n));  // one batch: nothing to take before
   ASSERT_EQ(holding->held(), static_cast<std::size_t>(n));
-  std::atomic<bool> released{false};
-  std::thread answering([&] {
+  std::atomic<bool> entered{false}, released{false}, returned{false};
+  std::jthread answering([&] {
+    while (!entered)
+      std::this_thread::yield();
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     released = true;
     holding->release(n - 2);  // the three oldest
+    // A turn that waited for more would hang: let it end, and fail below.
+    for (int i = 0; i < 1000 && !returned; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    holding->release();
   });
+  entered = true;
   EXPECT_EQ(ep.process_due(), 0u);
   EXPECT_TRUE(released) << "the turn did not wait for the PUTs beyond the limit";
   EXPECT_EQ(client::core_of(ep).unawaited_puts.size(), 2u);  // the newest, still held
   EXPECT_EQ(holding->held(), 2u);
+  returned = true;  // the thread releases them now
   answering.join();
-  holding->release();
   quiesce(ep);
   EXPECT_TRUE(client::core_of(ep).unawaited_puts.empty());
   EXPECT_EQ(holding->sent_puts(), 0);  // staged already: no re-PUT
@@ -660,10 +667,10 @@ TEST_F(invoke_http, a_turn_waits_for_the_oldest_puts_beyond_the_unanswered_limit
   EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
 }
 
+// endpoint_options::max_unanswered_puts of 0 is refused by the endpoint's constructor.
 TEST_F(invoke_http, an_unanswered_puts_limit_of_zero_is_refused) {
-  echo_server server(cfg_);
   max_unanswered_puts_ = 0;
-  EXPECT_THROW(make_endpoint(server.port(), client::put_wait::never), std::invalid_argument);
+  EXPECT_THROW(make_endpoint(1, client::put_wait::never), std::invalid_argument);
 }
 
 // put_wait::never: a PUT the server refuses does not fail the handler's attempt, which commits.

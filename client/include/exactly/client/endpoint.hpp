@@ -15,6 +15,7 @@
 #include <exactly/common/sqlite.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,7 +41,8 @@ enum class put_wait {
   // As before_commit, but the batch commits while its PUTs are under way, and each POST may go
   // out as soon as it has (proto-spec §9 rule 9): the PUTs' time is off the invocation's path
   // (with a transport whose start() has sent the request and returns before the answer, as the
-  // Beast transport's does).
+  // Beast transport's does). A turn of process_due() waits for the oldest PUTs beyond
+  // endpoint_options::max_unanswered_puts.
   // The PUT's answer changes nothing: a POST that finds no staged request (404) stages it again
   // and POSTs again (rule 6). So a PUT the server refuses is not found by the handler's attempt:
   // its invocation, committed, goes on re-PUTting and POSTing (less often as its id ages) until
@@ -66,10 +68,11 @@ struct endpoint_options {
   // reads the journal at most every quarter of this (at once again after a full page of 64).
   std::chrono::milliseconds orphan_grace{5000};
   put_wait wait_for_put = put_wait::before_commit;
-  // put_wait::never: how many PUTs' answers may stay untaken at the start of a turn of
-  // process_due(); beyond it the turn waits for the oldest first, so the worker commits no faster
-  // than the server answers. At least 1 (the constructor throws std::invalid_argument).
-  std::size_t max_unanswered_puts = 4096;
+  // put_wait::never: how many PUTs may stay unanswered once a turn of process_due() has taken the
+  // answers that came; beyond it the turn waits for the oldest, each until the transport answers
+  // or gives up (its timeout), so the worker commits no faster than the server answers. At least
+  // 1, whatever wait_for_put (the constructor throws std::invalid_argument).
+  std::size_t max_unanswered_puts = 1024;
   // true: a follow-up runs as soon as its POST's answer arrives, in the transaction that records
   // it (one local commit for both, no GET); if its handler fails it is queued with that response,
   // as after a failed attempt. false: it is queued, and GETs the stored response when it runs.
@@ -122,7 +125,7 @@ using handler = std::function<void(handler_context&)>;
 class endpoint {
  public:
   // Migrates the client schema in `db` (a sqlite::connection& or a pg::connection&), which must
-  // outlive the endpoint.
+  // outlive the endpoint. Throws std::invalid_argument for options out of range, before that.
   endpoint(std::string name, database db, endpoint_options opts = {});
   ~endpoint();
   endpoint(endpoint&&) noexcept;
