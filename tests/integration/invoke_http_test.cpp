@@ -170,7 +170,7 @@ class invoke_http : public ::testing::Test {
   }
 
   bool follow_up_with_post_answer_ = true;  // false: follow-ups queued, with a GET each
-  std::size_t max_unanswered_puts_ = 4096;
+  std::size_t max_unanswered_puts_ = client::endpoint_options{}.max_unanswered_puts;
   temp_dir dir_;
   echo_server_config cfg_;
   sqlite::connection db_;
