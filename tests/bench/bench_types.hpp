@@ -71,6 +71,15 @@ struct step_figures {
   // (the JSON's `counts_key`).
   std::string counts_key{};
   std::vector<std::pair<std::string, std::int64_t>> counts{};
+  // Each phase's count per operation over `ops`; empty without counts_key or operations.
+  std::vector<std::pair<std::string, double>> counts_per_op(long ops) const {
+    std::vector<std::pair<std::string, double>> out;
+    if (counts_key.empty() || ops <= 0)
+      return out;
+    for (const auto& [name, n] : counts)
+      out.emplace_back(name, static_cast<double>(n) / static_cast<double>(ops));
+    return out;
+  }
 };
 
 struct figures {
@@ -121,11 +130,11 @@ inline nlohmann::json to_json(const figures& f) {
     out[phases.key] = steps;
     if (phases.items > 0 && !phases.items_key.empty())
       out[phases.items_key] = phases.items;
-    if (!phases.counts_key.empty() && f.ops > 0) {
-      nlohmann::json per_op = nlohmann::json::object();
-      for (const auto& [name, n] : phases.counts)
-        per_op[name] = static_cast<double>(n) / static_cast<double>(f.ops);
-      out[phases.counts_key] = per_op;
+    if (const auto per_op = phases.counts_per_op(f.ops); !per_op.empty()) {
+      nlohmann::json counts = nlohmann::json::object();
+      for (const auto& [name, n] : per_op)
+        counts[name] = n;
+      out[phases.counts_key] = counts;
     }
   }
   return out;

@@ -434,10 +434,10 @@ int main(int argc, char** argv) {
           if (phases.items > 0)
             std::printf(", %.1f %s", phases.items, phases.items_name.c_str());
           std::printf("\n");
-          if (!phases.counts_key.empty() && f.ops > 0) {  // more than one: sent again
-            std::printf("%-30s", "  requests per operation:");
-            for (const auto& [step, n] : phases.counts)
-              std::printf(" %s %.3f", step.c_str(), static_cast<double>(n) / f.ops);
+          if (const auto per_op = phases.counts_per_op(f.ops); !per_op.empty()) {
+            std::printf("%-30s", "  requests per operation:");  // more than one: sent again
+            for (const auto& [step, n] : per_op)
+              std::printf(" %s %.3f", step.c_str(), n);
             std::printf("\n");
           }
         }

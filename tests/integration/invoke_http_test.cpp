@@ -169,6 +169,15 @@ class invoke_http : public ::testing::Test {
     }));
   }
 
+  // Each of `n` invocations executed once, its follow-up recorded a 200 once, and nothing is
+  // left staged or executed on `server`.
+  void expect_each_executed_once(echo_server& server, int n) {
+    EXPECT_EQ(server.executions_total(), n);
+    EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), n);
+    EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
+    EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+  }
+
   bool follow_up_with_post_answer_ = true;  // false: follow-ups queued, with a GET each
   std::size_t max_unanswered_puts_ = client::endpoint_options{}.max_unanswered_puts;
   temp_dir dir_;
@@ -545,12 +554,9 @@ TEST_F(invoke_http, posts_that_overtake_their_puts_stage_them_again_and_execute_
   EXPECT_EQ(q("SELECT count(*) FROM bills"), n);
   quiesce(ep);
   EXPECT_EQ(server.executions_total(), n);
-  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), n);
-  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
   for (const unsigned status : delaying->release())
     EXPECT_EQ(status, 410u);  // the id is a tombstone now
-  EXPECT_EQ(server.executions_total(), n);
-  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+  expect_each_executed_once(server, n);
   EXPECT_EQ(q("SELECT count(*) FROM exactly_error_queue"), 0);
 }
 
@@ -618,10 +624,7 @@ TEST_F(invoke_http, a_batch_commits_while_its_never_awaited_puts_are_unanswered)
   EXPECT_TRUE(client::core_of(ep).unawaited_puts.empty());
   quiesce(ep);
   EXPECT_EQ(holding->sent_puts(), 0);  // staged already: no re-PUT
-  EXPECT_EQ(server.executions_total(), n);
-  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), n);
-  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
-  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+  expect_each_executed_once(server, n);
 }
 
 // put_wait::never: beyond endpoint_options::max_unanswered_puts, a turn of process_due() waits
@@ -661,10 +664,7 @@ TEST_F(invoke_http, a_turn_waits_for_the_oldest_puts_beyond_the_unanswered_limit
   quiesce(ep);
   EXPECT_TRUE(client::core_of(ep).unawaited_puts.empty());
   EXPECT_EQ(holding->sent_puts(), 0);  // staged already: no re-PUT
-  EXPECT_EQ(server.executions_total(), n);
-  EXPECT_EQ(q("SELECT count(*) FROM results WHERE status = 200"), n);
-  EXPECT_EQ(q("SELECT max(n) FROM results"), 1);
-  EXPECT_EQ(server.rows().staged + server.rows().executed, 0);
+  expect_each_executed_once(server, n);
 }
 
 // endpoint_options::max_unanswered_puts of 0 is refused by the endpoint's constructor.
